@@ -1,0 +1,3 @@
+from sessionview.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""The pure core of sessionview: stdlib and orjson only. Never import textual or rich here."""

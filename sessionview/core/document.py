@@ -1,0 +1,484 @@
+"""Lossless line documents.
+
+A session file is a sequence of records. Each record keeps its raw bytes (without the terminator and
+without a leading BOM) and its own terminator: ``b"\\n"``, ``b"\\r\\n"`` or ``b""`` for an unterminated
+last line. A UTF-8 BOM at the very start of the file is kept apart in :attr:`Document.bom` and written
+back before whatever record is first, so deleting line 1 moves the BOM onto the new first line.
+
+The bytes of a file are never held whole: a :class:`Source` keeps the start offset of every line in an
+``array('q')`` (8 bytes per line) and reads a record on demand with ``os.pread``. Edits build a new
+:class:`Document` over the same source with a piece table, so untouched records are never copied or
+re-encoded. ``Document.iter_bytes()`` with no edits yields exactly the bytes that were loaded.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import os
+import stat
+from array import array
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator, Sequence
+
+BOM = b"\xef\xbb\xbf"
+CHUNK = 4 * 1024 * 1024
+
+
+class SourceChanged(OSError):
+    """The file shrank or changed underneath a reader."""
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """A record's bytes: ``raw`` without terminator, plus the terminator itself."""
+
+    raw: bytes
+    terminator: bytes = b"\n"
+
+    @property
+    def data(self) -> bytes:
+        return self.raw + self.terminator
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One record of a document, as seen through a document version."""
+
+    number: int  # 1-based position in this document
+    raw: bytes
+    terminator: bytes
+    start: int | None  # byte offset of ``raw`` in the loaded source, None for a new record
+    end: int | None  # byte offset just past the terminator in the loaded source
+
+    @property
+    def partial(self) -> bool:
+        return self.terminator == b""
+
+    @property
+    def data(self) -> bytes:
+        return self.raw + self.terminator
+
+
+def split_terminator(line: bytes) -> tuple[bytes, bytes]:
+    if line.endswith(b"\r\n"):
+        return line[:-2], b"\r\n"
+    if line.endswith(b"\n"):
+        return line[:-1], b"\n"
+    return line, b""
+
+
+def scan_newlines(
+    read: Callable[[int, int], bytes],
+    start: int,
+    end: int,
+    out: array,
+    progress: Callable[[int], None] | None = None,
+) -> None:
+    """Append to ``out`` the offset just past every ``\\n`` in ``[start, end)``.
+
+    ``read(offset, size)`` returns the bytes at offset. Reads are chunked, so memory stays bounded.
+    """
+    pos = start
+    append = out.append
+    while pos < end:
+        size = min(CHUNK, end - pos)
+        chunk = read(pos, size)
+        if not chunk:
+            raise SourceChanged(f"file ended at byte {pos}, expected {end}")
+        find = chunk.find
+        i = find(b"\n")
+        while i != -1:
+            append(pos + i + 1)
+            i = find(b"\n", i + 1)
+        pos += len(chunk)
+        if progress is not None:
+            progress(pos)
+
+
+def tail_line_starts(read: Callable[[int, int], bytes], begin: int, end: int, count: int) -> list[int]:
+    """Start offsets of the last ``count`` lines of ``[begin, end)``, found by reading backwards."""
+    starts: list[int] = []
+    pos = end
+    # A final newline ends the last line; it does not start a new one.
+    search_end = end - 1 if end > begin and read(end - 1, 1) == b"\n" else end
+    while pos > begin and len(starts) < count:
+        lo = max(begin, pos - 256 * 1024)
+        chunk = read(lo, pos - lo)
+        hi = min(len(chunk), search_end - lo)
+        while len(starts) < count:
+            i = chunk.rfind(b"\n", 0, hi)
+            if i == -1:
+                break
+            starts.append(lo + i + 1)
+            hi = i
+        search_end = lo
+        pos = lo
+    if len(starts) < count and (not starts or starts[-1] != begin) and end > begin:
+        starts.append(begin)
+    starts.reverse()
+    return starts[-count:] if count else []
+
+
+class Source:
+    """The loaded bytes of a file: line offsets plus a reader. Immutable once built."""
+
+    def __init__(self, read: Callable[[int, int], bytes], size: int, starts: array, bom: bytes) -> None:
+        self._read = read
+        self.size = size
+        self.starts = starts  # start offset of every line (after the BOM for line 0)
+        self.bom = bom
+
+    @property
+    def count(self) -> int:
+        return len(self.starts)
+
+    def read(self, offset: int, size: int) -> bytes:
+        data = self._read(offset, size)
+        if len(data) != size:
+            raise SourceChanged(f"could only read {len(data)} of {size} bytes at offset {offset}: the file changed")
+        return data
+
+    def span(self, i: int) -> tuple[int, int]:
+        start = self.starts[i]
+        end = self.starts[i + 1] if i + 1 < len(self.starts) else self.size
+        return start, end
+
+    def line(self, i: int) -> tuple[bytes, bytes, int, int]:
+        start, end = self.span(i)
+        raw, term = split_terminator(self.read(start, end - start))
+        return raw, term, start, end
+
+    def line_length(self, i: int) -> int:
+        start, end = self.span(i)
+        return end - start
+
+    def iter_bytes(self, first: int, stop: int) -> Iterator[bytes]:
+        """The raw bytes of lines ``[first, stop)``, in chunks of bounded size."""
+        if first >= stop:
+            return
+        pos = self.starts[first]
+        end = self.span(stop - 1)[1]
+        while pos < end:
+            size = min(CHUNK, end - pos)
+            yield self.read(pos, size)
+            pos += size
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "Source":
+        bom = BOM if data.startswith(BOM) else b""
+        begin = len(bom)
+        starts = array("q")
+        if len(data) > begin:
+            starts.append(begin)
+            scan_newlines(lambda o, n: data[o : o + n], begin, len(data), starts)
+            if starts and starts[-1] == len(data):
+                starts.pop()
+        mv = memoryview(data)
+        return cls(lambda o, n: bytes(mv[o : o + n]), len(data), starts, bom)
+
+    @classmethod
+    def from_fd(
+        cls, fd: int, size: int | None = None, progress: Callable[[int], None] | None = None
+    ) -> "Source":
+        if size is None:
+            size = os.fstat(fd).st_size
+        return cls.from_reader(_pread(fd), size, progress)
+
+    @classmethod
+    def from_reader(
+        cls, read: Callable[[int, int], bytes], size: int, progress: Callable[[int], None] | None = None
+    ) -> "Source":
+        head = read(0, min(3, size))
+        bom = BOM if head == BOM else b""
+        begin = len(bom)
+        starts = array("q")
+        if size > begin:
+            starts.append(begin)
+            scan_newlines(read, begin, size, starts, progress)
+            if starts[-1] == size:
+                starts.pop()
+        return cls(read, size, starts, bom)
+
+    def extended(self, new_size: int) -> "Source":
+        """A new source over the same reader with the bytes appended up to ``new_size`` indexed."""
+        if new_size < self.size:
+            raise SourceChanged("the file shrank")
+        starts = array("q", self.starts)
+        if new_size == self.size:
+            return Source(self._read, self.size, starts, self.bom)
+        begin = self.size
+        if not starts:
+            if begin < len(self.bom) or self.size == 0:
+                # nothing indexed yet, the BOM may have arrived now
+                return Source.from_reader(self._read, new_size)
+            starts.append(begin)
+        elif self.size > 0 and self.read(self.size - 1, 1) == b"\n":
+            starts.append(begin)
+        scan_newlines(self._read, begin, new_size, starts)
+        if starts and starts[-1] == new_size:
+            starts.pop()
+        return Source(self._read, new_size, starts, self.bom)
+
+
+def _pread(fd: int) -> Callable[[int, int], bytes]:
+    def read(offset: int, size: int) -> bytes:
+        parts = []
+        got = 0
+        while got < size:
+            chunk = os.pread(fd, size - got, offset + got)
+            if not chunk:
+                break
+            parts.append(chunk)
+            got += len(chunk)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    return read
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """Lines ``[first, first+count)`` of the source."""
+
+    first: int
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class _New:
+    lines: tuple[Line, ...]
+
+    @property
+    def count(self) -> int:
+        return len(self.lines)
+
+
+class Document:
+    """A version of a line document: a source plus a piece table of edits."""
+
+    def __init__(self, source: Source, pieces: Sequence[_Run | _New] | None = None, path: str | None = None):
+        self.source = source
+        self.path = path
+        if pieces is None:
+            pieces = [_Run(0, source.count)] if source.count else []
+        self._pieces: tuple[_Run | _New, ...] = tuple(p for p in pieces if p.count)
+        cum = [0]
+        for p in self._pieces:
+            cum.append(cum[-1] + p.count)
+        self._cum = cum
+
+    # -- construction -------------------------------------------------------------------------
+    @classmethod
+    def from_bytes(cls, data: bytes, path: str | None = None) -> "Document":
+        return cls(Source.from_bytes(data), path=path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], progress: Callable[[int], None] | None = None) -> "Document":
+        """Index a regular file. The file descriptor stays open for on-demand reads."""
+        fd = open_regular(path)
+        try:
+            source = Source.from_fd(fd, progress=progress)
+        except BaseException:
+            os.close(fd)
+            raise
+        doc = cls(source, path=os.fspath(path))
+        doc._fd = fd  # type: ignore[attr-defined]
+        return doc
+
+    # -- reading ------------------------------------------------------------------------------
+    @property
+    def bom(self) -> bytes:
+        return self.source.bom
+
+    @property
+    def edited(self) -> bool:
+        return not (
+            len(self._pieces) == (1 if self.source.count else 0)
+            and all(isinstance(p, _Run) and p.first == 0 and p.count == self.source.count for p in self._pieces)
+        )
+
+    def __len__(self) -> int:
+        return self._cum[-1]
+
+    def _locate(self, index: int) -> tuple[_Run | _New, int]:
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        k = bisect.bisect_right(self._cum, index) - 1
+        return self._pieces[k], index - self._cum[k]
+
+    def record(self, number: int) -> Record:
+        """Record ``number`` (1-based)."""
+        piece, off = self._locate(number - 1)
+        if isinstance(piece, _Run):
+            raw, term, start, end = self.source.line(piece.first + off)
+            return Record(number, raw, term, start, end)
+        line = piece.lines[off]
+        return Record(number, line.raw, line.terminator, None, None)
+
+    def record_size(self, number: int) -> int:
+        piece, off = self._locate(number - 1)
+        if isinstance(piece, _Run):
+            return self.source.line_length(piece.first + off)
+        return len(piece.lines[off].data)
+
+    def source_index(self, number: int) -> int | None:
+        """The index of record ``number`` in the loaded source, or None if it is new."""
+        piece, off = self._locate(number - 1)
+        return piece.first + off if isinstance(piece, _Run) else None
+
+    def __iter__(self) -> Iterator[Record]:
+        n = 0
+        for piece in self._pieces:
+            if isinstance(piece, _Run):
+                for i in range(piece.first, piece.first + piece.count):
+                    n += 1
+                    raw, term, start, end = self.source.line(i)
+                    yield Record(n, raw, term, start, end)
+            else:
+                for line in piece.lines:
+                    n += 1
+                    yield Record(n, line.raw, line.terminator, None, None)
+
+    def records(self, first: int, last: int) -> list[Record]:
+        """Records ``first..last`` (1-based, inclusive), clamped."""
+        first = max(first, 1)
+        last = min(last, len(self))
+        return [self.record(n) for n in range(first, last + 1)]
+
+    def iter_bytes(self) -> Iterator[bytes]:
+        """The serialized document in chunks. Identical to the loaded bytes when nothing was edited."""
+        if self._pieces or self.bom:
+            yield self.bom
+        for piece in self._pieces:
+            if isinstance(piece, _Run):
+                yield from self.source.iter_bytes(piece.first, piece.first + piece.count)
+            else:
+                for line in piece.lines:
+                    yield line.data
+
+    def to_bytes(self) -> bytes:
+        return b"".join(self.iter_bytes())
+
+    def size(self) -> int:
+        total = len(self.bom) if (self._pieces or self.bom) else 0
+        for piece in self._pieces:
+            if isinstance(piece, _Run):
+                if piece.count:
+                    start = self.source.starts[piece.first]
+                    end = self.source.span(piece.first + piece.count - 1)[1]
+                    total += end - start
+            else:
+                total += sum(len(line.data) for line in piece.lines)
+        return total
+
+    # -- editing (pure: returns a new document) ------------------------------------------------
+    def splice(self, first: int, last: int, lines: Iterable[Line]) -> "Document":
+        """Replace records ``first..last`` (1-based, inclusive; ``last == first - 1`` inserts)."""
+        if not (1 <= first <= len(self) + 1 and first - 1 <= last <= len(self)):
+            raise IndexError(f"range {first}:{last} outside 1:{len(self)}")
+        new = tuple(lines)
+        pieces: list[_Run | _New] = []
+        lo, hi = first - 1, last  # 0-based half-open [lo, hi)
+        pos = 0
+        inserted = False
+        for piece in self._pieces:
+            p_lo, p_hi = pos, pos + piece.count
+            pos = p_hi
+            if p_hi <= lo or p_lo >= hi:
+                if p_lo >= hi and not inserted:
+                    if new:
+                        pieces.append(_New(new))
+                    inserted = True
+                pieces.append(piece)
+                continue
+            # overlap: keep the parts outside [lo, hi)
+            keep_before = max(0, lo - p_lo)
+            keep_after = max(0, p_hi - hi)
+            if keep_before:
+                pieces.append(_slice(piece, 0, keep_before))
+            if not inserted:
+                if new:
+                    pieces.append(_New(new))
+                inserted = True
+            if keep_after:
+                pieces.append(_slice(piece, piece.count - keep_after, piece.count))
+        if not inserted and new:
+            pieces.append(_New(new))
+        return Document(self.source, _merge(pieces), self.path)
+
+    def with_terminator(self, number: int, terminator: bytes) -> "Document":
+        rec = self.record(number)
+        return self.splice(number, number, [Line(rec.raw, terminator)])
+
+    # -- fingerprints -------------------------------------------------------------------------
+    def source_digest(self) -> str:
+        """SHA-256 of the loaded bytes (the whole source, regardless of edits)."""
+        h = hashlib.sha256()
+        if self.source.bom:
+            h.update(self.source.bom)
+        if self.source.count:
+            for chunk in self.source.iter_bytes(0, self.source.count):
+                h.update(chunk)
+        return h.hexdigest()
+
+    def close(self) -> None:
+        fd = getattr(self, "_fd", None)
+        if fd is not None:
+            os.close(fd)
+            self._fd = None  # type: ignore[attr-defined]
+
+
+def _slice(piece: _Run | _New, a: int, b: int) -> _Run | _New:
+    if isinstance(piece, _Run):
+        return _Run(piece.first + a, b - a)
+    return _New(piece.lines[a:b])
+
+
+def _merge(pieces: list[_Run | _New]) -> list[_Run | _New]:
+    out: list[_Run | _New] = []
+    for p in pieces:
+        if not p.count:
+            continue
+        if out:
+            q = out[-1]
+            if isinstance(q, _Run) and isinstance(p, _Run) and q.first + q.count == p.first:
+                out[-1] = _Run(q.first, q.count + p.count)
+                continue
+            if isinstance(q, _New) and isinstance(p, _New):
+                out[-1] = _New(q.lines + p.lines)
+                continue
+        out.append(p)
+    return out
+
+
+class NotRegularFile(OSError):
+    pass
+
+
+def open_regular(path: str | os.PathLike[str]) -> int:
+    """Open ``path`` read-only without blocking, and insist that it is a regular file."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = describe_mode(st.st_mode)
+            raise NotRegularFile(f"{os.fspath(path)}: not a regular file ({kind})")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def describe_mode(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    return "not a regular file"

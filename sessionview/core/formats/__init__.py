@@ -1,0 +1,35 @@
+"""Format detection and the registry of adapters.
+
+Detection looks at the first parsed values of a file. Each rule applies only if the earlier ones did not
+match (see ``shared/reference/formats.md`` §9).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sessionview.core.formats.base import Adapter
+from sessionview.core.formats.brute import BruteAdapter
+from sessionview.core.formats.generic import GenericAdapter
+
+#: adapters in detection order; the generic adapter is the fallback
+ADAPTERS: list[type[Adapter]] = [
+    BruteAdapter,
+]
+
+BY_NAME: dict[str, type[Adapter]] = {a.name: a for a in [*ADAPTERS, GenericAdapter]}
+
+
+def detect(values: list[Any]) -> Adapter:
+    """The adapter for a JSONL file whose first parsed values are ``values``."""
+    for adapter in ADAPTERS:
+        try:
+            if adapter.detect(values):
+                return adapter()
+        except Exception:  # detection must never raise on hostile input
+            continue
+    return GenericAdapter()
+
+
+def by_name(name: str) -> Adapter:
+    return BY_NAME[name]()

@@ -1,0 +1,78 @@
+"""Brute JSONL: one ``Message#to_h`` per line (the native format)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sessionview.core import brute
+from sessionview.core.formats.base import Adapter, warn
+from sessionview.core.model import Kind, Problem, ToolCall, ToolResult, View, block_text
+
+
+class BruteAdapter(Adapter):
+    name = "brute"
+    title = "Brute JSONL"
+    writable = True
+
+    @classmethod
+    def detect(cls, values: list[Any]) -> bool:
+        msgs = [v for v in values if isinstance(v, dict)]
+        if not msgs or not all("role" in v for v in msgs):
+            return False
+        for v in msgs:
+            if any(k not in brute.KEYS for k in v):
+                return False
+            calls = v.get("tool_calls")
+            if isinstance(calls, list):
+                for c in calls:
+                    if not isinstance(c, dict) or "function" in c or not isinstance(c.get("arguments", {}), dict):
+                        return False
+            if isinstance(v.get("content"), list):
+                return False
+        return True
+
+    def view(self, number: int, value: Any) -> View:
+        if not isinstance(value, dict) or not isinstance(value.get("role"), str):
+            return super().view(number, value)
+        content = value.get("content")
+        text = content if isinstance(content, str) else block_text(content)
+        calls: list[ToolCall] = []
+        raw_calls = value.get("tool_calls")
+        if isinstance(raw_calls, dict):  # the RubyLLM variant: tool calls keyed by id
+            raw_calls = [dict(c, id=c.get("id", k)) if isinstance(c, dict) else c for k, c in raw_calls.items()]
+        if isinstance(raw_calls, list):
+            for c in raw_calls:
+                if isinstance(c, dict):
+                    calls.append(ToolCall(_str(c.get("id")), str(c.get("name", "")), c.get("arguments", {})))
+        results: tuple[ToolResult, ...] = ()
+        role = value["role"]
+        if role == "tool":
+            results = (ToolResult(_str(value.get("tool_call_id")), text),)
+        marker = brute.compaction_marker(content)
+        try:
+            reasoning = brute.Message.from_h(value).reasoning_text()
+        except brute.BruteSchemaError:
+            reasoning = None
+        kind = Kind.COMPACTION if marker in ("summary", "sliding_window") else Kind.MESSAGE
+        return View(
+            number,
+            kind,
+            role=role,
+            text=text,
+            tool_calls=tuple(calls),
+            tool_results=results,
+            reasoning=reasoning,
+            compaction=marker,
+            value=value,
+        )
+
+    def schema_problems(self, number: int, value: Any) -> list[Problem]:
+        try:
+            brute.Message.from_h(value)
+        except brute.BruteSchemaError as exc:
+            return [warn(number, str(exc))]
+        return []
+
+
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) else (None if v is None else str(v))

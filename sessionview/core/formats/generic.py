@@ -1,0 +1,8 @@
+"""The fallback adapter: any JSONL. Lines with a string ``role`` are messages, the rest are shown raw."""
+
+from sessionview.core.formats.base import Adapter
+
+
+class GenericAdapter(Adapter):
+    name = "jsonl"
+    title = "JSONL"

@@ -1,0 +1,139 @@
+"""The common, read-only view of a session's entries, whatever the file format.
+
+Views are derived from parsed records for display and checks; they are never the source of bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class Kind(str, Enum):
+    MESSAGE = "message"  # a conversation message (user, assistant, tool, system, ...)
+    COMPACTION = "compaction"  # a compaction marker or summary, shown as a divider
+    META = "meta"  # a known non-message line (session header, token counts, ...)
+    UNKNOWN = "unknown"  # a parsed line of a type the adapter does not know: shown raw
+    INVALID = "invalid"  # a record that could not be parsed (see ``problems``)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    id: str | None
+    name: str
+    arguments: Any  # a parsed object where possible
+    raw_arguments: str | None = None  # the original JSON string, for formats that store one
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    call_id: str | None
+    content: str
+    is_error: bool | None = None
+    name: str | None = None  # the tool's name where the format records it on the result
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Something wrong with a record. ``kind`` is a stable plain-words name used by ``check``."""
+
+    kind: str  # "invalid JSON", "not UTF-8", "oversized", "too deep", "duplicate keys", "partial",
+    #            "schema warning", "digest mismatch", "dangling tool call", "orphan tool result",
+    #            "duplicate tool call id"
+    message: str
+    number: int | None = None  # the record number (#N) it concerns
+    ids: tuple[str, ...] = ()
+    severity: str = "error"  # "error" or "warning"
+
+
+@dataclass(slots=True)
+class View:
+    """One displayable entry: usually one record, or several records merged (Claude Code streaming)."""
+
+    number: int  # #N: the first record's number
+    kind: Kind
+    role: str | None = None
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_results: tuple[ToolResult, ...] = ()
+    reasoning: str | None = None
+    compaction: str | None = None  # marker kind: "summary", "tool_results", "sliding_window", ...
+    label: str | None = None  # line type for META/UNKNOWN lines, e.g. "session_meta"
+    problems: list[Problem] = field(default_factory=list)
+    numbers: tuple[int, ...] = ()  # every record merged into this view (defaults to (number,))
+    group: str | None = None  # merge key: consecutive views with the same group form one message
+    value: Any = None  # the parsed record (or document slice), for the detail view and --json
+    raw: bytes | None = None  # for INVALID/UNKNOWN views: the record's bytes (a preview when oversized)
+
+    def __post_init__(self) -> None:
+        if not self.numbers:
+            self.numbers = (self.number,)
+
+    @property
+    def last_number(self) -> int:
+        return self.numbers[-1]
+
+
+def merge_views(views: list[View]) -> list[View]:
+    """Merge consecutive views that share a ``group`` (streamed blocks of one message)."""
+    out: list[View] = []
+    for v in views:
+        if out and v.group is not None and out[-1].group == v.group and v.kind is Kind.MESSAGE and out[-1].kind is Kind.MESSAGE:
+            prev = out[-1]
+            text = "\n".join(t for t in (prev.text, v.text) if t)
+            reasoning = "\n".join(t for t in (prev.reasoning or "", v.reasoning or "") if t) or None
+            out[-1] = View(
+                number=prev.number,
+                kind=prev.kind,
+                role=prev.role or v.role,
+                text=text,
+                tool_calls=prev.tool_calls + v.tool_calls,
+                tool_results=prev.tool_results + v.tool_results,
+                reasoning=reasoning,
+                compaction=prev.compaction or v.compaction,
+                label=prev.label,
+                problems=prev.problems + v.problems,
+                numbers=prev.numbers + v.numbers,
+                group=prev.group,
+                value=prev.value,
+                raw=prev.raw,
+            )
+        else:
+            out.append(v)
+    return out
+
+
+def block_text(content: Any) -> str:
+    """Plain text of a content value: a string, or a list of typed blocks (text parts joined)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, dict):
+                t = block.get("type")
+                if isinstance(block.get("text"), str) and t in (None, "text", "input_text", "output_text", "summary_text"):
+                    parts.append(block["text"])
+                elif t in ("image", "input_image", "image_url", "document"):
+                    parts.append(f"[{t}]")
+        return "\n".join(parts)
+    if isinstance(content, dict):
+        if isinstance(content.get("text"), str):
+            return content["text"]
+    return _compact(content)
+
+
+def _compact(value: Any) -> str:
+    import orjson
+
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        import json
+
+        return json.dumps(value, ensure_ascii=False)

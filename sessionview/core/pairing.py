@@ -1,0 +1,73 @@
+"""Tool-call pairing: link each result to its call, and find dangling calls, orphan results and
+duplicate call ids."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from sessionview.core.model import Problem, View
+
+
+@dataclass
+class Pairing:
+    calls: dict[str, int] = field(default_factory=dict)  # call id -> #N of the (first) call
+    results: dict[str, list[int]] = field(default_factory=dict)  # call id -> #N of its results
+    names: dict[str, str] = field(default_factory=dict)  # call id -> tool name
+    duplicate_calls: dict[str, list[int]] = field(default_factory=dict)
+    orphans: list[tuple[str | None, int]] = field(default_factory=list)
+
+    def result_of(self, call_id: str) -> int | None:
+        found = self.results.get(call_id)
+        return found[0] if found else None
+
+    def call_of(self, call_id: str | None) -> int | None:
+        return self.calls.get(call_id) if call_id is not None else None
+
+    @property
+    def dangling(self) -> list[tuple[str, int]]:
+        return [(cid, n) for cid, n in self.calls.items() if cid not in self.results]
+
+    def problems(self) -> list[Problem]:
+        out: list[Problem] = []
+        for cid, n in self.dangling:
+            name = self.names.get(cid, "")
+            out.append(Problem("dangling tool call", f"tool call {cid} ({name}) has no result", n, (cid,)))
+        for cid, n in self.orphans:
+            label = cid if cid is not None else "(no id)"
+            out.append(Problem("orphan tool result", f"tool result for {label} answers no tool call", n, (label,)))
+        for cid, numbers in self.duplicate_calls.items():
+            where = ", ".join(f"#{n}" for n in numbers)
+            out.append(Problem("duplicate tool call id", f"tool call id {cid} is used by {where}", numbers[0], (cid,)))
+        out.sort(key=lambda p: (p.number or 0, p.kind))
+        return out
+
+
+def pair(views: Iterable[View]) -> Pairing:
+    p = Pairing()
+    pending: list[tuple[str | None, int]] = []
+    for v in views:
+        for call in v.tool_calls:
+            if call.id is None:
+                continue
+            if call.id in p.calls:
+                if p.calls[call.id] != v.number:
+                    p.duplicate_calls.setdefault(call.id, [p.calls[call.id]]).append(v.number)
+                else:
+                    p.duplicate_calls.setdefault(call.id, [v.number, v.number])
+            else:
+                p.calls[call.id] = v.number
+                p.names[call.id] = call.name
+        for result in v.tool_results:
+            cid = result.call_id
+            if cid is not None and cid in p.calls:
+                p.results.setdefault(cid, []).append(v.number)
+            else:
+                pending.append((cid, v.number))
+    # A result may precede its call only in a broken file; still link it rather than call it an orphan.
+    for cid, n in pending:
+        if cid is not None and cid in p.calls:
+            p.results.setdefault(cid, []).append(n)
+        else:
+            p.orphans.append((cid, n))
+    return p

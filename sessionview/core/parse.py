@@ -1,0 +1,207 @@
+"""Classify and parse one record's bytes, for display only. Never raises.
+
+orjson is tried first. If it fails, or would lose information (an integer beyond 64 bits), the stdlib
+parser is used, which accepts NaN, lone surrogates and big integers exactly. Nesting depth is checked with
+a byte scan before either parser runs, and records over a size cap are never parsed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+import orjson
+
+DEFAULT_CAP = 16 * 1024 * 1024
+MAX_DEPTH = 512  # deeper than this is "too deep": neither parser is asked to recurse into it
+PREVIEW = 200
+
+
+class Status(str, Enum):
+    OK = "ok"
+    BLANK = "blank"
+    INVALID_JSON = "invalid JSON"
+    NOT_UTF8 = "not UTF-8"
+    OVERSIZED = "oversized"
+    TOO_DEEP = "too deep"
+    DUPLICATE_KEYS = "duplicate keys"
+    PARTIAL = "partial"
+
+    def __str__(self) -> str:  # pragma: no cover - trivial
+        return self.value
+
+    @property
+    def parsed(self) -> bool:
+        """Whether a value is available for this status."""
+        return self in (Status.OK, Status.DUPLICATE_KEYS)
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    status: Status
+    value: Any = None
+    error: str = ""  # the parser's message, or why the record was not parsed
+    notes: tuple[str, ...] = field(default=())  # e.g. "NaN", "integer beyond 64 bits", "lone surrogate"
+    size: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.status.parsed
+
+
+_BIG_DIGITS = re.compile(rb"\d{19}")
+_STRING_OR_KEY = re.compile(rb'"(?:[^"\\]|\\.)*"(\s*:)?', re.S)
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+_NON_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def nesting_depth(raw: bytes) -> int:
+    """The deepest nesting of ``[`` and ``{`` outside strings, by a byte scan (no recursion)."""
+    brackets = _STRING.sub(b"", raw).translate(None, _NON_BRACKET)
+    depth = best = 0
+    for b in brackets:
+        if b == 0x5B or b == 0x7B:
+            depth += 1
+            if depth > best:
+                best = depth
+        else:
+            depth -= 1
+    return best
+
+
+def _too_deep(raw: bytes, limit: int) -> bool:
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return False
+    return nesting_depth(raw) > limit
+
+
+def _count_keys(value: Any) -> int:
+    n = 0
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            n += len(v)
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return n
+
+
+def _raw_key_count(raw: bytes) -> int:
+    return sum(1 for m in _STRING_OR_KEY.finditer(raw) if m.group(1) is not None)
+
+
+def has_duplicate_keys(raw: bytes, value: Any) -> bool:
+    parsed = _count_keys(value)
+    if raw.count(b":") <= parsed:
+        return False  # every key needs a colon: this upper bound on the keys in the bytes was all parsed
+    return _raw_key_count(raw) != parsed
+
+
+def _stdlib_loads(text: str) -> tuple[Any, list[str]]:
+    notes: list[str] = []
+
+    def constant(name: str) -> float:
+        if "NaN/Infinity" not in notes:
+            notes.append("NaN/Infinity")
+        return float(name.replace("-", "")) * (-1 if name.startswith("-") else 1)
+
+    def parse_int(s: str) -> int:
+        v = int(s)
+        if not -(2**63) <= v < 2**64 and "integer beyond 64 bits" not in notes:
+            notes.append("integer beyond 64 bits")
+        return v
+
+    value = json.loads(text, parse_constant=constant, parse_int=parse_int)
+    if "\\u" in text and _has_lone_surrogate(value):
+        notes.append("lone surrogate")
+    return value, notes
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            if _LONE_SURROGATE.search(v):
+                return True
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return False
+
+
+def preview(raw: bytes, limit: int = PREVIEW) -> str:
+    return raw[:limit].decode("utf-8", "replace") + ("…" if len(raw) > limit else "")
+
+
+def parse_record(
+    raw: bytes,
+    *,
+    terminated: bool = True,
+    cap: int = DEFAULT_CAP,
+    max_depth: int = MAX_DEPTH,
+) -> Parsed:
+    """Classify one record. ``raw`` excludes the terminator (and a BOM). Never raises."""
+    try:
+        return _parse(raw, terminated, cap, max_depth)
+    except RecursionError:
+        return Parsed(Status.TOO_DEEP, error="nesting too deep for the parser", size=len(raw))
+    except Exception as exc:  # classifying must never raise
+        return Parsed(Status.INVALID_JSON, error=f"{type(exc).__name__}: {exc}", size=len(raw))
+
+
+def _parse(raw: bytes, terminated: bool, cap: int, max_depth: int) -> Parsed:
+    size = len(raw)
+    if size > cap:
+        return Parsed(Status.OVERSIZED, error=f"{size} bytes, over the {cap} byte cap", size=size)
+    if not raw.strip():
+        if not terminated:
+            return Parsed(Status.PARTIAL, error="unterminated empty last line", size=size)
+        return Parsed(Status.BLANK, error="blank line", size=size)
+    if _too_deep(raw, max_depth):
+        return Parsed(Status.TOO_DEEP, error=f"nesting deeper than {max_depth}", size=size)
+    value: Any = None
+    notes: list[str] = []
+    try:
+        value = orjson.loads(raw)
+        if _BIG_DIGITS.search(raw) and _may_have_lost_int(value):
+            raise ValueError("integer beyond 64 bits")
+    except (orjson.JSONDecodeError, ValueError) as first_error:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return Parsed(Status.NOT_UTF8, error=f"invalid UTF-8 at byte {exc.start}", size=size)
+        try:
+            value, notes = _stdlib_loads(text)
+        except json.JSONDecodeError as exc:
+            if not terminated:
+                return Parsed(Status.PARTIAL, error=f"unterminated last line: {exc.msg} at column {exc.colno}", size=size)
+            return Parsed(Status.INVALID_JSON, error=f"{exc.msg} at column {exc.colno}", size=size)
+        except RecursionError:
+            raise
+        except Exception as exc:  # e.g. ValueError from int() digit limits
+            return Parsed(Status.INVALID_JSON, error=f"{first_error}; {exc}", size=size)
+    status = Status.DUPLICATE_KEYS if has_duplicate_keys(raw, value) else Status.OK
+    return Parsed(status, value, "duplicate keys (the last one wins)" if status is Status.DUPLICATE_KEYS else "", tuple(notes), size)
+
+
+def _may_have_lost_int(value: Any) -> bool:
+    """orjson turns integers beyond 64 bits into floats silently. Any float is suspect here."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, float):
+            return True
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return False

@@ -1,0 +1,195 @@
+"""Sessions: a document plus its format, giving views, problems and tool pairing.
+
+``open_session(path)`` picks the right kind: a LittleGhost Filesystem store document (one JSON document)
+or a JSONL session (every other format). ``#N`` is the 1-based line number for JSONL and the 1-based
+message index for a LittleGhost document.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from typing import Any, Iterator
+
+from sessionview.core import formats
+from sessionview.core.document import Document, Record
+from sessionview.core.formats.base import Adapter, warn
+from sessionview.core.model import Kind, Problem, View, merge_views
+from sessionview.core.pairing import Pairing, pair
+from sessionview.core.parse import DEFAULT_CAP, PREVIEW, Parsed, Status, nesting_depth, parse_record
+
+DETECT_SAMPLE = 24
+RAW_PREVIEW = 4096
+
+_PROBLEM_SEVERITY = {
+    Status.PARTIAL: "warning",
+    Status.DUPLICATE_KEYS: "error",
+}
+
+
+class Session:
+    """Common interface of JSONL sessions and LittleGhost documents."""
+
+    path: str | None
+    adapter: Adapter
+    read_only_reason: str | None = None
+
+    @property
+    def format(self) -> str:
+        return self.adapter.name
+
+    @property
+    def format_title(self) -> str:
+        return self.adapter.title
+
+    def __len__(self) -> int:  # number of records (#N runs 1..len)
+        raise NotImplementedError
+
+    def view(self, number: int) -> View:
+        raise NotImplementedError
+
+    def views(self, first: int = 1, last: int | None = None) -> Iterator[View]:
+        last = len(self) if last is None else min(last, len(self))
+        for n in range(max(first, 1), last + 1):
+            yield self.view(n)
+
+    def messages(self, first: int = 1, last: int | None = None) -> list[View]:
+        """Views with streamed blocks of one message merged."""
+        return merge_views(list(self.views(first, last)))
+
+    def document_problems(self) -> list[Problem]:
+        """Problems of the document as a whole (e.g. a digest mismatch)."""
+        return []
+
+    def pairing(self) -> Pairing:
+        return pair(self.views())
+
+    def check(self) -> list[Problem]:
+        """Every problem: per record, then tool pairing, then document-wide."""
+        problems: list[Problem] = list(self.document_problems())
+        views = []
+        for v in self.views():
+            problems.extend(v.problems)
+            views.append(_slim(v))
+        problems.extend(pair(views).problems())
+        problems.sort(key=lambda p: (p.number or 0))
+        return problems
+
+    def close(self) -> None:
+        pass
+
+
+def _slim(v: View) -> View:
+    """A view with only what pairing needs, so a check of a huge file keeps little in memory."""
+    return View(v.number, v.kind, tool_calls=v.tool_calls, tool_results=v.tool_results, numbers=v.numbers)
+
+
+class JsonlSession(Session):
+    def __init__(self, doc: Document, adapter: Adapter | None = None, cap: int = DEFAULT_CAP, cache_size: int = 2048):
+        self.doc = doc
+        self.path = doc.path
+        self.cap = cap
+        self._cache: OrderedDict[tuple[int, int | None], Parsed] = OrderedDict()
+        self._cache_size = cache_size
+        self.adapter = adapter if adapter is not None else self._detect()
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], cap: int = DEFAULT_CAP) -> "JsonlSession":
+        return cls(Document.load(path), cap=cap)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, path: str | None = None, cap: int = DEFAULT_CAP) -> "JsonlSession":
+        return cls(Document.from_bytes(data, path=path), cap=cap)
+
+    def _detect(self) -> Adapter:
+        values: list[Any] = []
+        for n in range(1, len(self.doc) + 1):
+            if len(values) >= DETECT_SAMPLE:
+                break
+            if self.doc.record_size(n) > self.cap:
+                continue
+            parsed = self.parsed(n)
+            if parsed.ok:
+                values.append(parsed.value)
+        return formats.detect(values)
+
+    def __len__(self) -> int:
+        return len(self.doc)
+
+    def record(self, number: int) -> Record:
+        return self.doc.record(number)
+
+    def parsed(self, number: int, record: Record | None = None) -> Parsed:
+        key = (number, self.doc.source_index(number))
+        hit = self._cache.get(key)
+        if hit is not None:
+            self._cache.move_to_end(key)
+            return hit
+        size = self.doc.record_size(number)
+        if record is None and size > self.cap + 2:
+            # far over the cap even without its terminator: never read it whole
+            result = Parsed(Status.OVERSIZED, error=f"{size} bytes, over the {self.cap} byte cap", size=size)
+        else:
+            if record is None:
+                record = self.doc.record(number)
+            result = parse_record(record.raw, terminated=not record.partial, cap=self.cap)
+        self._cache[key] = result
+        if len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return result
+
+    def raw_preview(self, number: int, limit: int = RAW_PREVIEW) -> bytes:
+        if self.doc.record_size(number) <= limit:
+            return self.doc.record(number).raw
+        index = self.doc.source_index(number)
+        if index is not None:
+            start, _ = self.doc.source.span(index)
+            return self.doc.source.read(start, limit)
+        return self.doc.record(number).raw[:limit]
+
+    def view(self, number: int) -> View:
+        parsed = self.parsed(number)
+        if not parsed.ok:
+            problems = []
+            if parsed.status is not Status.BLANK:
+                problems.append(
+                    Problem(
+                        parsed.status.value,
+                        parsed.error or parsed.status.value,
+                        number,
+                        severity=_PROBLEM_SEVERITY.get(parsed.status, "error"),
+                    )
+                )
+            raw = self.raw_preview(number, PREVIEW if parsed.status is Status.OVERSIZED else RAW_PREVIEW)
+            return View(number, Kind.INVALID, label=parsed.status.value, problems=problems, raw=raw, text=parsed.error)
+        try:
+            view = self.adapter.view(number, parsed.value)
+        except Exception as exc:  # an adapter must never take the app down
+            view = View(number, Kind.UNKNOWN, label="unreadable", value=parsed.value)
+            view.problems.append(warn(number, f"could not interpret the record: {type(exc).__name__}: {exc}"))
+        if view.kind is Kind.UNKNOWN and view.raw is None:
+            view.raw = self.raw_preview(number)
+        if parsed.status is Status.DUPLICATE_KEYS:
+            view.problems.append(Problem("duplicate keys", parsed.error, number))
+        for note in parsed.notes:
+            if note in ("NaN/Infinity", "lone surrogate"):
+                view.problems.append(warn(number, f"{note}: not strict JSON; most readers reject it"))
+        try:
+            view.problems.extend(self.adapter.schema_problems(number, parsed.value))
+        except Exception as exc:
+            view.problems.append(warn(number, f"schema check failed: {type(exc).__name__}: {exc}"))
+        if self.adapter.name == "brute" and self.doc.record_size(number) > 200:
+            raw = self.doc.record(number).raw
+            if raw.count(b"[") + raw.count(b"{") > 100 and nesting_depth(raw) > 100:
+                view.problems.append(warn(number, "nesting deeper than 100: Ruby's JSON.parse raises NestingError"))
+        return view
+
+
+def open_session(path: str | os.PathLike[str], cap: int = DEFAULT_CAP) -> Session:
+    """Open a session file of any supported format."""
+    from sessionview.core import littleghost
+
+    p = os.fspath(path)
+    if littleghost.looks_like_store_document(p):
+        return littleghost.LittleGhostSession.load(p)
+    return JsonlSession.load(p, cap=cap)
