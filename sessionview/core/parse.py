@@ -182,9 +182,10 @@ def _parse(raw: bytes, terminated: bool, cap: int, max_depth: int) -> Parsed:
         try:
             value, notes = _stdlib_loads(text)
         except json.JSONDecodeError as exc:
+            where = f"{exc.msg.removesuffix(' at')} at column {exc.colno}"
             if not terminated:
-                return Parsed(Status.PARTIAL, error=f"unterminated last line: {exc.msg} at column {exc.colno}", size=size)
-            return Parsed(Status.INVALID_JSON, error=f"{exc.msg} at column {exc.colno}", size=size)
+                return Parsed(Status.PARTIAL, error=f"unterminated last line: {where}", size=size)
+            return Parsed(Status.INVALID_JSON, error=where, size=size)
         except RecursionError:
             raise
         except Exception as exc:  # e.g. ValueError from int() digit limits

@@ -16,20 +16,23 @@ class BruteAdapter(Adapter):
 
     @classmethod
     def detect(cls, values: list[Any]) -> bool:
+        """Most values are role-keyed objects with only Brute's keys, and nothing is of another format
+        (OpenAI ``function`` tool calls, string arguments, block-list content)."""
         msgs = [v for v in values if isinstance(v, dict)]
         if not msgs or not all("role" in v for v in msgs):
             return False
+        brute_like = 0
         for v in msgs:
-            if any(k not in brute.KEYS for k in v):
-                return False
             calls = v.get("tool_calls")
             if isinstance(calls, list):
                 for c in calls:
-                    if not isinstance(c, dict) or "function" in c or not isinstance(c.get("arguments", {}), dict):
+                    if isinstance(c, dict) and ("function" in c or isinstance(c.get("arguments"), str)):
                         return False
             if isinstance(v.get("content"), list):
                 return False
-        return True
+            if all(k in brute.KEYS for k in v):
+                brute_like += 1
+        return brute_like * 2 >= len(msgs)
 
     def view(self, number: int, value: Any) -> View:
         if not isinstance(value, dict) or not isinstance(value.get("role"), str):

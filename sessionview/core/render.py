@@ -1,0 +1,146 @@
+"""Plain-text and JSON renderings of views, for ``sessionview show`` and scripts.
+
+Everything that comes from a file passes through :func:`escape_control`, so nothing in a session can
+reach the terminal as a control sequence.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+import orjson
+
+from sessionview.core.model import Kind, View
+from sessionview.core.pairing import Pairing
+from sessionview.core.text import approx_tokens, decode_for_display, escape_control
+
+INDENT = "    "
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def header(session: Any) -> str:
+    path = escape_control(session.path or "-", one_line=True)
+    return f"{path} · {session.format_title} · {len(session)} records"
+
+
+def _indent(text: str, prefix: str = INDENT) -> str:
+    return "\n".join(prefix + line if line else prefix.rstrip() for line in text.split("\n"))
+
+
+def pretty(value: Any) -> str:
+    """Pretty JSON of a parsed value (big integers and NaN included), for display only."""
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        text = json.dumps(_finite(value), indent=2, ensure_ascii=False)
+    return text
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _number_label(view: View) -> str:
+    if len(view.numbers) > 1:
+        return f"#{view.number} (lines {view.numbers[0]}-{view.numbers[-1]})"
+    return f"#{view.number}"
+
+
+def view_text(view: View, pairing: Pairing | None = None, width: int = 0) -> str:
+    lines: list[str] = []
+    esc = escape_control
+    if view.kind is Kind.INVALID:
+        problem = view.problems[0] if view.problems else None
+        what = f"{problem.kind}: {problem.message}" if problem else (view.label or "invalid")
+        lines.append(f"{_number_label(view)} !! {esc(what, one_line=True)}")
+        if view.raw is not None:
+            lines.append(_indent(decode_for_display(view.raw)))
+        return "\n".join(lines)
+    head = f"{_number_label(view)} {esc(view.role or view.label or view.kind.value, one_line=True)}"
+    if view.kind is Kind.COMPACTION:
+        head = f"{_number_label(view)} ── compaction: {esc(view.compaction or view.label or 'summary', one_line=True)} ── {esc(view.role or '', one_line=True)}".rstrip()
+    elif view.kind in (Kind.META, Kind.UNKNOWN):
+        head = f"{_number_label(view)} [{esc(view.label or view.kind.value, one_line=True)}]"
+    if view.kind is Kind.MESSAGE and view.compaction:
+        head += f"  [compacted:{esc(view.compaction, one_line=True)}]"
+    if view.text or view.reasoning:
+        head += f"  (~{approx_tokens((view.text or '') + (view.reasoning or ''))} tokens)"
+    lines.append(head)
+    for result in view.tool_results:
+        cid = esc(result.call_id or "(no id)", one_line=True)
+        call_at = pairing.call_of(result.call_id) if pairing else None
+        name = pairing.names.get(result.call_id or "", "") if pairing else ""
+        name = result.name or name
+        link = f" from #{call_at}" if call_at is not None else " (no matching call)"
+        err = " ERROR" if result.is_error else ""
+        lines.append(f"{INDENT}<- result of {cid}{' ' + esc(name, one_line=True) if name else ''}{link}{err}")
+        if result.content and result.content != view.text:
+            lines.append(_indent(esc(result.content), INDENT * 2))
+    if view.reasoning:
+        lines.append(f"{INDENT}(reasoning)")
+        lines.append(_indent(esc(view.reasoning), INDENT + "| "))
+    if view.text:
+        lines.append(_indent(esc(view.text)))
+    elif view.kind in (Kind.META, Kind.UNKNOWN) and view.raw is not None:
+        lines.append(_indent(decode_for_display(view.raw)))
+    for call in view.tool_calls:
+        cid = esc(call.id or "(no id)", one_line=True)
+        result_at = pairing.result_of(call.id) if (pairing and call.id) else None
+        link = f" -> result #{result_at}" if result_at is not None else " (no result)"
+        lines.append(f"{INDENT}-> tool call {esc(call.name, one_line=True)} [{cid}]{link}")
+        args = call.arguments
+        if args is None and call.raw_arguments is not None:
+            lines.append(_indent(esc(call.raw_arguments), INDENT * 2))
+        else:
+            lines.append(_indent(esc(pretty(args)), INDENT * 2))
+    for p in view.problems:
+        lines.append(f"{INDENT}!! {esc(p.kind, one_line=True)}: {esc(p.message, one_line=True)}")
+    return "\n".join(lines)
+
+
+def view_dict(view: View) -> dict[str, Any]:
+    out: dict[str, Any] = {"n": view.number, "kind": view.kind.value}
+    if view.role is not None:
+        out["role"] = view.role
+    if view.label is not None:
+        out["label"] = view.label
+    out["text"] = view.text
+    if view.tool_calls:
+        out["tool_calls"] = [
+            {"id": c.id, "name": c.name, "arguments": c.arguments if c.arguments is not None else c.raw_arguments}
+            for c in view.tool_calls
+        ]
+    if view.tool_results:
+        out["tool_results"] = [
+            {"call_id": r.call_id, "content": r.content, "is_error": r.is_error} for r in view.tool_results
+        ]
+    if view.reasoning is not None:
+        out["reasoning"] = view.reasoning
+    if view.compaction is not None:
+        out["compaction"] = view.compaction
+    if view.problems:
+        out["problems"] = [{"kind": p.kind, "message": p.message} for p in view.problems]
+    if view.raw is not None and view.kind is Kind.INVALID:
+        out["raw"] = view.raw.decode("utf-8", "backslashreplace")
+    return out
+
+
+def view_json(view: View) -> str:
+    """One normalised JSON object, safe for a terminal (C1, bidi, DEL escaped as \\uXXXX)."""
+    d = view_dict(view)
+    try:
+        text = orjson.dumps(d, option=orjson.OPT_NON_STR_KEYS).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        text = json.dumps(_finite(d), ensure_ascii=False, separators=(",", ":"))
+        # lone surrogates cannot be UTF-8: escape them as JSON does
+        text = re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
