@@ -139,6 +139,185 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------------------------------
+# writing commands: edit, delete, truncate, compact, undo, history
+
+
+def _write(args: argparse.Namespace, session: Any, change: Any) -> int:
+    from sessionview.core import writeback
+
+    out = _Out()
+    if args.dry_run:
+        out.write(writeback.unified_diff(session.doc, change, args.file))
+        out.flush()
+        return 0
+    if not change.lines and change.last < change.first:
+        out.write(f"{args.file}: nothing to write ({change.description})\n")
+        return 0
+    outcome = writeback.commit_jsonl(session, change, root=writeback.root_for(args.file), force=args.force)
+    if outcome.changed:
+        extra = ""
+        appended = getattr(outcome.result, "rebased_bytes", 0)
+        if appended:
+            extra = f"; rebased onto {appended} bytes appended since load"
+        out.write(f"{args.file}: {outcome.description}: written (backup kept; 'sessionview undo' restores it){extra}\n")
+    else:
+        out.write(f"{args.file}: {outcome.description}: nothing to write\n")
+    out.flush()
+    return 0
+
+
+def _refusal(exc: Exception) -> CliError:
+    return CliError(str(exc), getattr(exc, "exit_code", 1))
+
+
+def _run_write(args: argparse.Namespace, plan: Callable[[Any], Any]) -> int:
+    from sessionview.core.edits import InvalidEdit, Refused
+    from sessionview.core.errors import SaveError
+    from sessionview.core.summary import SummarizerFailed
+
+    session = _open(args.file)
+    try:
+        if session.format == "littleghost":
+            from sessionview.core import lgedits
+
+            return lgedits.run_cli(args, session, plan, _Out())
+        try:
+            change = plan(session)
+            return _write(args, session, change)
+        except Refused as exc:
+            raise CliError(str(exc), 1) from None
+        except InvalidEdit as exc:
+            raise CliError(str(exc), 2) from None
+        except SummarizerFailed as exc:
+            raise CliError(f"compaction refused: {exc}; nothing was written", 1) from None
+        except SaveError as exc:
+            raise _refusal(exc) from None
+    finally:
+        session.close()
+
+
+def _edit_text_in_editor(initial: str, suffix: str = ".json") -> str:
+    import shlex
+    import subprocess
+    import tempfile
+
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    if not editor:
+        raise CliError("no editor: set $VISUAL or $EDITOR, or pass --content, --content-file or --json")
+    fd, tmp = tempfile.mkstemp(prefix="sessionview-", suffix=suffix)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass") as f:
+            f.write(initial)
+        status = subprocess.call(f"{editor} {shlex.quote(tmp)}", shell=True)
+        if status != 0:
+            raise CliError(f"the editor exited with status {status}; nothing was written", 1)
+        with open(tmp, encoding="utf-8", errors="surrogatepass") as f:
+            return f.read()
+    finally:
+        os.unlink(tmp)
+
+
+def cmd_edit(args: argparse.Namespace) -> int:
+    from sessionview.core import edits
+
+    def plan(session: Any) -> Any:
+        if args.content is not None:
+            return edits.plan_edit(session, args.n, content=args.content, force=args.force)
+        if args.content_file is not None:
+            text = sys.stdin.read() if args.content_file == "-" else _read_text(args.content_file)
+            return edits.plan_edit(session, args.n, content=text, force=args.force)
+        if args.json is not None:
+            return edits.plan_edit(session, args.n, json_text=args.json, force=args.force)
+        if not 1 <= args.n <= len(session):
+            raise edits.InvalidEdit(f"#{args.n} is outside 1:{len(session)}")
+        initial = edits.pretty_record(session, args.n)
+        edited = _edit_text_in_editor(initial)
+        if edited.strip() == initial.strip():
+            return edits.Change(f"edit #{args.n} (no change)", args.n + 1, args.n, ())
+        return edits.plan_edit(session, args.n, json_text=edited, force=args.force)
+
+    return _run_write(args, plan)
+
+
+def _read_text(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError as exc:
+        raise CliError(f"{path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise CliError(f"{path}: not UTF-8") from None
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    from sessionview.core import edits
+
+    def plan(session: Any) -> Any:
+        first, last = edits.parse_range(args.range, len(session))
+        return edits.plan_delete(session, first, last, force=args.force)
+
+    return _run_write(args, plan)
+
+
+def cmd_truncate(args: argparse.Namespace) -> int:
+    from sessionview.core import edits
+
+    return _run_write(args, lambda session: edits.plan_truncate(session, args.keep, force=args.force))
+
+
+def cmd_compact(args: argparse.Namespace) -> int:
+    from sessionview.core import edits, summary
+
+    def plan(session: Any) -> Any:
+        first, last = edits.parse_range(args.range, len(session))
+        if args.summary is not None:
+            text = args.summary
+        elif args.summary_file is not None:
+            text = sys.stdin.read() if args.summary_file == "-" else _read_text(args.summary_file)
+        elif args.summarizer is not None:
+            records = [session.doc.record(n).raw for n in range(first, last + 1)]
+            text = summary.run_summarizer(args.summarizer, records, timeout=args.timeout).text
+        else:
+            views = list(session.views(first, last))
+            size = sum(session.doc.record_size(n) for n in range(first, last + 1))
+            text = summary.digest(views, size)
+        return edits.plan_compact(session, first, last, text, force=args.force)
+
+    return _run_write(args, plan)
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from sessionview.core import backups
+    from sessionview.core.text import escape_control
+
+    out = _Out()
+    found = backups.list_backups(args.file)
+    if not found:
+        out.write(f"{escape_control(args.file, one_line=True)}: no backups\n")
+        return 0
+    for i, b in enumerate(found, 1):
+        when = b.created.strftime("%Y-%m-%d %H:%M:%S") if hasattr(b.created, "strftime") else str(b.created)
+        out.write(f"{i:>3}  {when}  {b.size:>12,} bytes  {escape_control(str(b.path), one_line=True)}\n")
+    out.flush()
+    return 0
+
+
+def cmd_undo(args: argparse.Namespace) -> int:
+    from sessionview.core import backups, writeback
+    from sessionview.core.errors import SaveError
+
+    if not backups.list_backups(args.file):
+        raise CliError(f"{args.file}: no backup to restore", 1)
+    try:
+        result = backups.restore(args.file, root=writeback.root_for(args.file), force=args.force)
+    except SaveError as exc:
+        raise _refusal(exc) from None
+    changed = getattr(result, "changed", True)
+    _Out().write(f"{args.file}: {'restored the newest backup' if changed else 'already matches the newest backup'}\n")
+    return 0
+
+
+# --------------------------------------------------------------------------------------------------
 # helpers
 
 
@@ -220,6 +399,76 @@ def build_parser() -> argparse.ArgumentParser:
                        formatter_class=_formatter)
     p.set_defaults(func=cmd_demo)
 
+    def writer(name: str, help: str, description: str, epilog: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help, description=description, epilog=epilog, formatter_class=_formatter)
+        p.add_argument("file", metavar="FILE", help="the session file")
+        return p
+
+    def write_flags(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--dry-run", action="store_true", help="print a unified diff of the file and write nothing")
+        p.add_argument("--force", action="store_true",
+                       help="override integrity refusals and the check for another writer")
+
+    safety = ("\n\nEvery write is atomic, keeps a byte-exact backup (see 'sessionview history'), and is refused\n"
+              "with 'conflict' if the file changed on disk other than by appends since it was read.")
+    p = writer("edit", "replace one message", "Replace the message in record N. Untouched records keep their bytes;\n"
+               "the new line is what the format's writer (for Brute: Message#to_h) would produce.\n"
+               "With no flag, $VISUAL or $EDITOR opens the message as pretty JSON." + safety,
+               "examples:\n  sessionview edit s.jsonl 4 --content 'Use the staging database.'\n"
+               "  sessionview edit s.jsonl 7 --json '{\"role\":\"user\",\"content\":\"hi\"}'\n"
+               "  EDITOR=vim sessionview edit s.jsonl 7")
+    p.add_argument("n", type=int, metavar="N", help="the record number, as 'show' prints it (#N)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--content", metavar="TEXT", help="set the message's text")
+    g.add_argument("--content-file", metavar="F", help="set the message's text from a file (- for stdin)")
+    g.add_argument("--json", metavar="JSON", help="replace the whole message with this JSON object")
+    write_flags(p)
+    p.set_defaults(func=cmd_edit)
+
+    p = writer("delete", "remove records N to M", "Remove records N to M (inclusive). Refused if it would split a tool\n"
+               "call from its result; the message names the ids and the nearest valid range." + safety,
+               "examples:\n  sessionview delete s.jsonl 12\n  sessionview delete s.jsonl 12:20 --dry-run")
+    p.add_argument("range", metavar="N[:M]", help="a record number or an inclusive range")
+    write_flags(p)
+    p.set_defaults(func=cmd_delete)
+
+    p = writer("truncate", "keep records 1 to N", "Keep records 1 to N and drop the rest." + safety,
+               "example:\n  sessionview truncate s.jsonl --keep 40")
+    p.add_argument("--keep", type=int, required=True, metavar="N", help="how many records to keep")
+    write_flags(p)
+    p.set_defaults(func=cmd_truncate)
+
+    p = writer("compact", "replace records N to M with one summary", "Replace records N to M with one summary message, written the way the\n"
+               "format expects: for Brute, {\"role\":\"user\",\"content\":\"[compacted:summary] ...\"} where\n"
+               "the first replaced message was.\n\n"
+               "The summary is --summary TEXT, --summary-file F, the stdout of --summarizer CMD (run with\n"
+               "sh -c, given the selected records as JSONL on stdin), or by default a built-in digest:\n"
+               "who asked what, which tools ran, the last conclusion, and what it replaces." + safety,
+               "examples:\n  sessionview compact s.jsonl 2:40 --dry-run\n"
+               "  sessionview compact s.jsonl 2:40 --summary 'Set up the repo; tests pass.'\n"
+               "  sessionview compact s.jsonl 2:40 --summarizer 'llm -s \"Summarise this agent session\"'")
+    p.add_argument("range", metavar="N:M", help="the inclusive range of records to replace")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--summary", metavar="TEXT", help="the summary text")
+    g.add_argument("--summary-file", metavar="F", help="read the summary from a file (- for stdin)")
+    g.add_argument("--summarizer", metavar="CMD", help="a shell command that prints the summary")
+    p.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
+                   help="stop the summarizer after this long (default 120); nothing is written")
+    write_flags(p)
+    p.set_defaults(func=cmd_compact)
+
+    p = writer("history", "list the backups of a file", "List the backups of FILE, newest first.\n"
+               "Backups live under $XDG_STATE_HOME/sessionview/backups (default ~/.local/state/...),\n"
+               "or under $SESSIONVIEW_STATE_DIR when it is set; never next to the session files.",
+               "example:\n  sessionview history s.jsonl")
+    p.set_defaults(func=cmd_history)
+
+    p = writer("undo", "restore the newest backup", "Restore the newest backup of FILE, with the same conflict checks as\n"
+               "any write. The restore keeps a backup too, so a second undo undoes the first.",
+               "example:\n  sessionview undo s.jsonl")
+    p.add_argument("--force", action="store_true", help="override the check for another writer")
+    p.set_defaults(func=cmd_undo)
+
     for register in _EXTRA_COMMANDS:
         register(sub)
     return parser
@@ -265,6 +514,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except OSError as exc:
         _err(f"{getattr(exc, 'filename', '') or ''}{': ' if getattr(exc, 'filename', None) else ''}{exc.strerror or exc}")
+        return 2
+    except Exception as exc:  # one clear line, never a traceback (SESSIONVIEW_DEBUG=1 shows it)
+        if os.environ.get("SESSIONVIEW_DEBUG"):
+            raise
+        _err(f"internal error: {type(exc).__name__}: {exc} (set SESSIONVIEW_DEBUG=1 for a traceback)")
         return 2
 
 
