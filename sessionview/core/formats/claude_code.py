@@ -1,0 +1,122 @@
+"""Claude Code session JSONL (``~/.claude/projects/<cwd>/<sessionId>.jsonl``).
+
+Every line is an envelope: ``type`` (``user``, ``assistant``, ``system``, ``summary``,
+``file-history-snapshot``, ...), ``uuid``, ``parentUuid``, ``sessionId``, ``timestamp``, and for user and
+assistant lines a ``message`` that is an Anthropic message. Claude Code streams each content block of one
+response on its own line: those lines share ``message.id``, which becomes :attr:`View.group` so that
+:func:`merge_views` shows them as one message. Tool results sit in later user lines as ``tool_result``
+blocks linked by ``tool_use_id``.
+
+Compaction leaves a ``system`` line with ``subtype: "compact_boundary"`` followed by a user line with
+``isCompactSummary: true``; both become :attr:`Kind.COMPACTION` views. ``summary`` lines (session titles)
+and other known bookkeeping lines are :attr:`Kind.META`; types this adapter does not know are
+:attr:`Kind.UNKNOWN` and shown raw.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sessionview.core.formats.anthropic import content_problems, read_blocks
+from sessionview.core.formats.base import Adapter, warn
+from sessionview.core.formats.openai import as_str, dicts, guarded, str_only, text_of
+from sessionview.core.model import Kind, Problem, View
+
+#: line types that carry no conversation message but are known bookkeeping
+META_TYPES = (
+    "summary",
+    "file-history-snapshot",
+    "queue-operation",
+    "custom-title",
+    "tag",
+    "agent-name",
+    "progress",
+    "attachment",
+    "last-prompt",
+    "pr-link",
+)
+
+
+def is_envelope(v: Any) -> bool:
+    return isinstance(v, dict) and isinstance(v.get("type"), str) and "sessionId" in v and "uuid" in v
+
+
+class ClaudeCodeAdapter(Adapter):
+    name = "claude-code"
+    title = "Claude Code JSONL"
+
+    @classmethod
+    def detect(cls, values: list[Any]) -> bool:
+        for v in dicts(values):
+            if is_envelope(v):
+                return True
+            if v.get("type") == "summary" and "leafUuid" in v:
+                return True
+        return False
+
+    @guarded
+    def view(self, number: int, value: Any) -> View:
+        if not isinstance(value, dict):
+            return View(number, Kind.UNKNOWN, label=type(value).__name__, value=value)
+        t = value.get("type")
+        label = t if isinstance(t, str) else "no type"
+        message = value.get("message")
+        if t in ("user", "assistant") and isinstance(message, dict):
+            return self._message(number, value, t, message)
+        if t == "system":
+            subtype = as_str(value.get("subtype"))
+            text = text_of(value.get("content"))
+            if subtype == "compact_boundary":
+                meta = value.get("compactMetadata")
+                details = []
+                if isinstance(meta, dict):
+                    if isinstance(meta.get("trigger"), str):
+                        details.append(f"trigger: {meta['trigger']}")
+                    if isinstance(meta.get("preTokens"), int) and not isinstance(meta.get("preTokens"), bool):
+                        details.append(f"{meta['preTokens']} tokens before")
+                if details:
+                    text = f"{text} ({', '.join(details)})" if text else ", ".join(details)
+                return View(number, Kind.COMPACTION, role="system", text=text, compaction="compact_boundary", label="system:compact_boundary", value=value)
+            return View(number, Kind.META, role="system", text=text, label=f"system:{subtype}" if subtype else "system", value=value)
+        if t == "summary":
+            return View(number, Kind.META, text=text_of(value.get("summary")), label="summary", value=value)
+        if t in META_TYPES:
+            return View(number, Kind.META, label=label, value=value)
+        return View(number, Kind.UNKNOWN, label=label, value=value)
+
+    def _message(self, number: int, value: dict[str, Any], t: str, message: dict[str, Any]) -> View:
+        role = str_only(message.get("role")) or t
+        blocks = read_blocks(message.get("content"))
+        group = None
+        if t == "assistant":
+            mid = message.get("id")
+            group = mid if isinstance(mid, str) and mid else None
+        kind = Kind.MESSAGE
+        compaction = None
+        if value.get("isCompactSummary") is True:
+            kind, compaction = Kind.COMPACTION, "summary"
+        return View(
+            number,
+            kind,
+            role=role,
+            text=blocks.joined_text,
+            tool_calls=tuple(blocks.calls),
+            tool_results=tuple(blocks.results),
+            reasoning=blocks.joined_reasoning,
+            compaction=compaction,
+            group=group,
+            value=value,
+        )
+
+    def schema_problems(self, number: int, value: Any) -> list[Problem]:
+        if not isinstance(value, dict):
+            return [warn(number, "a line must be a JSON object")]
+        t = value.get("type")
+        if not isinstance(t, str):
+            return [warn(number, "a line needs a string type")]
+        if t in ("user", "assistant"):
+            message = value.get("message")
+            if not isinstance(message, dict):
+                return [warn(number, f"a {t} line needs a message object")]
+            return content_problems(number, message.get("role"), message.get("content"))
+        return []
