@@ -147,13 +147,13 @@ def _write(args: argparse.Namespace, session: Any, change: Any) -> int:
 
     out = _Out()
     if args.dry_run:
-        out.write(writeback.unified_diff(session.doc, change, args.file))
+        out.write(writeback.diff(session, change, args.file))
         out.flush()
         return 0
     if not change.lines and change.last < change.first:
         out.write(f"{args.file}: nothing to write ({change.description})\n")
         return 0
-    outcome = writeback.commit_jsonl(session, change, root=writeback.root_for(args.file), force=args.force)
+    outcome = writeback.commit(session, change, root=writeback.root_for(args.file), force=args.force)
     if outcome.changed:
         extra = ""
         appended = getattr(outcome.result, "rebased_bytes", 0)
@@ -177,10 +177,8 @@ def _run_write(args: argparse.Namespace, plan: Callable[[Any], Any]) -> int:
 
     session = _open(args.file)
     try:
-        if session.format == "littleghost":
-            from sessionview.core import lgedits
-
-            return lgedits.run_cli(args, session, plan, _Out())
+        if session.read_only_reason:
+            raise CliError(f"{args.file}: read-only: {session.read_only_reason}", 1)
         try:
             change = plan(session)
             return _write(args, session, change)
@@ -192,6 +190,8 @@ def _run_write(args: argparse.Namespace, plan: Callable[[Any], Any]) -> int:
             raise CliError(f"compaction refused: {exc}; nothing was written", 1) from None
         except SaveError as exc:
             raise _refusal(exc) from None
+        except ValueError as exc:  # e.g. a value Ruby's JSON.generate cannot write exactly
+            raise CliError(str(exc), 2) from None
     finally:
         session.close()
 
@@ -296,7 +296,7 @@ def cmd_history(args: argparse.Namespace) -> int:
         out.write(f"{escape_control(args.file, one_line=True)}: no backups\n")
         return 0
     for i, b in enumerate(found, 1):
-        when = b.created.strftime("%Y-%m-%d %H:%M:%S") if hasattr(b.created, "strftime") else str(b.created)
+        when = b.created.astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
         out.write(f"{i:>3}  {when}  {b.size:>12,} bytes  {escape_control(str(b.path), one_line=True)}\n")
     out.flush()
     return 0

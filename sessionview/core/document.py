@@ -19,7 +19,7 @@ import os
 import stat
 from array import array
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 BOM = b"\xef\xbb\xbf"
 CHUNK = 4 * 1024 * 1024
@@ -68,16 +68,45 @@ def split_terminator(line: bytes) -> tuple[bytes, bytes]:
     return line, b""
 
 
+class _ParallelHash:
+    """SHA-256 fed from a second thread: hashlib releases the GIL, so hashing overlaps the newline scan.
+
+    At most ``depth`` chunks wait, so memory stays bounded whichever side is slower.
+    """
+
+    def __init__(self, depth: int = 3) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.h = hashlib.sha256()
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sv-hash")
+        self._pending: list = []
+        self._depth = depth
+
+    def update(self, chunk: bytes) -> None:
+        self._pending.append(self._pool.submit(self.h.update, chunk))
+        if len(self._pending) > self._depth:
+            self._pending.pop(0).result()
+
+    def finish(self) -> "hashlib._Hash":
+        for f in self._pending:
+            f.result()
+        self._pending.clear()
+        self._pool.shutdown(wait=True)
+        return self.h
+
+
 def scan_newlines(
     read: Callable[[int, int], bytes],
     start: int,
     end: int,
     out: array,
     progress: Callable[[int], None] | None = None,
+    hasher: Any = None,
 ) -> None:
     """Append to ``out`` the offset just past every ``\\n`` in ``[start, end)``.
 
     ``read(offset, size)`` returns the bytes at offset. Reads are chunked, so memory stays bounded.
+    ``hasher``, when given, is fed every byte scanned, in order.
     """
     pos = start
     append = out.append
@@ -86,6 +115,8 @@ def scan_newlines(
         chunk = read(pos, size)
         if not chunk:
             raise SourceChanged(f"file ended at byte {pos}, expected {end}")
+        if hasher is not None:
+            hasher.update(chunk)
         find = chunk.find
         i = find(b"\n")
         while i != -1:
@@ -123,11 +154,18 @@ def tail_line_starts(read: Callable[[int, int], bytes], begin: int, end: int, co
 class Source:
     """The loaded bytes of a file: line offsets plus a reader. Immutable once built."""
 
-    def __init__(self, read: Callable[[int, int], bytes], size: int, starts: array, bom: bytes) -> None:
+    def __init__(
+        self, read: Callable[[int, int], bytes], size: int, starts: array, bom: bytes, hash_state: Any = None
+    ) -> None:
         self._read = read
         self.size = size
         self.starts = starts  # start offset of every line (after the BOM for line 0)
         self.bom = bom
+        self._hash = hash_state  # sha256 of the ``size`` bytes as they were read while indexing
+
+    @property
+    def sha256(self) -> str | None:
+        return self._hash.hexdigest() if self._hash is not None else None
 
     @property
     def count(self) -> int:
@@ -179,26 +217,38 @@ class Source:
 
     @classmethod
     def from_fd(
-        cls, fd: int, size: int | None = None, progress: Callable[[int], None] | None = None
+        cls, fd: int, size: int | None = None, progress: Callable[[int], None] | None = None, digest: bool = True
     ) -> "Source":
         if size is None:
             size = os.fstat(fd).st_size
-        return cls.from_reader(_pread(fd), size, progress)
+        return cls.from_reader(_pread(fd), size, progress, digest)
 
     @classmethod
     def from_reader(
-        cls, read: Callable[[int, int], bytes], size: int, progress: Callable[[int], None] | None = None
+        cls,
+        read: Callable[[int, int], bytes],
+        size: int,
+        progress: Callable[[int], None] | None = None,
+        digest: bool = True,
     ) -> "Source":
+        """Index ``size`` bytes. With ``digest``, the SHA-256 of exactly those bytes is taken in the same
+        pass, so a later save can tell whether the file still starts with what was loaded."""
         head = read(0, min(3, size))
         bom = BOM if head == BOM else b""
         begin = len(bom)
         starts = array("q")
-        if size > begin:
-            starts.append(begin)
-            scan_newlines(read, begin, size, starts, progress)
-            if starts[-1] == size:
-                starts.pop()
-        return cls(read, size, starts, bom)
+        hasher = _ParallelHash() if digest else None
+        try:
+            if hasher is not None and bom:
+                hasher.update(bom)
+            if size > begin:
+                starts.append(begin)
+                scan_newlines(read, begin, size, starts, progress, hasher)
+                if starts[-1] == size:
+                    starts.pop()
+        finally:
+            state = hasher.finish() if hasher is not None else None
+        return cls(read, size, starts, bom, state)
 
     def extended(self, new_size: int) -> "Source":
         """A new source over the same reader with the bytes appended up to ``new_size`` indexed."""
@@ -206,7 +256,7 @@ class Source:
             raise SourceChanged("the file shrank")
         starts = array("q", self.starts)
         if new_size == self.size:
-            return Source(self._read, self.size, starts, self.bom)
+            return Source(self._read, self.size, starts, self.bom, self._hash.copy() if self._hash else None)
         begin = self.size
         if not starts:
             if begin < len(self.bom) or self.size == 0:
@@ -215,10 +265,11 @@ class Source:
             starts.append(begin)
         elif self.size > 0 and self.read(self.size - 1, 1) == b"\n":
             starts.append(begin)
-        scan_newlines(self._read, begin, new_size, starts)
+        state = self._hash.copy() if self._hash is not None else None
+        scan_newlines(self._read, begin, new_size, starts, hasher=state)
         if starts and starts[-1] == new_size:
             starts.pop()
-        return Source(self._read, new_size, starts, self.bom)
+        return Source(self._read, new_size, starts, self.bom, state)
 
 
 def _pread(fd: int) -> Callable[[int, int], bytes]:
@@ -277,12 +328,14 @@ class Document:
         """Index a regular file. The file descriptor stays open for on-demand reads."""
         fd = open_regular(path)
         try:
-            source = Source.from_fd(fd, progress=progress)
+            st = os.fstat(fd)
+            source = Source.from_fd(fd, st.st_size, progress=progress)
         except BaseException:
             os.close(fd)
             raise
         doc = cls(source, path=os.fspath(path))
         doc._fd = fd  # type: ignore[attr-defined]
+        doc.loaded_stat = st  # type: ignore[attr-defined]
         return doc
 
     # -- reading ------------------------------------------------------------------------------
@@ -412,7 +465,9 @@ class Document:
 
     # -- fingerprints -------------------------------------------------------------------------
     def source_digest(self) -> str:
-        """SHA-256 of the loaded bytes (the whole source, regardless of edits)."""
+        """SHA-256 of the loaded bytes (the whole source, regardless of edits), as read while indexing."""
+        if self.source.sha256 is not None:
+            return self.source.sha256
         h = hashlib.sha256()
         if self.source.bom:
             h.update(self.source.bom)

@@ -144,8 +144,31 @@ def _normalise_numbers(value: Any, keep: set[str]) -> Any:
     return value
 
 
+def _littleghost_message(session: Any, value: Any) -> Any:
+    """``LittleGhost::Message#to_h``: role, content as typed blocks, metadata. Refuses what coerce rejects."""
+    if not isinstance(value, dict):
+        raise InvalidEdit("a LittleGhost message must be a JSON object")
+    content = value.get("content")
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    elif isinstance(content, dict):
+        content = [content]
+    elif isinstance(content, list):
+        content = [{"type": "text", "text": b} if isinstance(b, str) else b for b in content]
+    out = {"role": value.get("role"), "content": content, "metadata": value.get("metadata", {})}
+    for k in value:
+        if k not in out:
+            out[k] = value[k]
+    problems = session.adapter.schema_problems(0, out)
+    if problems:
+        raise InvalidEdit(f"LittleGhost would reject this message: {problems[0].message}")
+    return out
+
+
 def encode_value(session: Any, value: Any) -> bytes:
     """The bytes of one record as the format's writer would produce them."""
+    if session.format in ("littleghost", "littleghost-jsonl"):
+        value = _littleghost_message(session, value)
     if session.format == "brute":
         try:
             value = brute.Message.from_h(value).to_h()

@@ -25,7 +25,7 @@ import re
 from typing import Any
 
 from sessionview.core import rubyjson
-from sessionview.core.document import open_regular
+from sessionview.core.document import Document, open_regular
 from sessionview.core.formats.base import warn
 from sessionview.core.formats.littleghost_jsonl import LittleGhostJsonlAdapter
 from sessionview.core.model import Kind, Problem, View
@@ -300,6 +300,45 @@ class LittleGhostSession(Session):
             raise ValueError("the document has no path")
         return save.stamp_bytes(self.path, self.raw, self._stat)
 
+    # -- editing: the messages as a line document, so every edit operation works on them -------------
+    @property
+    def doc(self) -> Document:
+        """The messages as compact Ruby-JSON lines (#N = message index): what the edit layer works on."""
+        cached = self.__dict__.get("_doc")
+        if cached is None:
+            if self.read_only_reason:
+                raise ValueError(f"this document is read-only: {self.read_only_reason}")
+            lines = b"".join(rubyjson.generate(m) + b"\n" for m in self.message_values)
+            cached = self.__dict__["_doc"] = Document.from_bytes(lines, path=self.path)
+        return cached
+
+    def parsed(self, number: int) -> Any:
+        from sessionview.core.parse import Parsed, Status
+
+        if self.error is not None:
+            return Parsed(Status.INVALID_JSON, error=self.error)
+        return Parsed(Status.OK, self.message_values[number - 1])
+
+    def with_messages(self, doc: Document) -> bytes:
+        """This document's bytes with its messages replaced by ``doc``'s records, digest recomputed."""
+        originals = self.message_values
+        messages = []
+        for rec in doc:
+            index = doc.source_index(rec.number)
+            messages.append(originals[index] if index is not None else json.loads(rec.raw))
+        document = dict(self.document)
+        snapshot = dict(document["snapshot"])
+        snapshot["messages"] = messages
+        document["snapshot"] = snapshot
+        return serialize_document(document)
+
+    @property
+    def lock_path(self) -> str | None:
+        """The store's lock file beside the document: ``<digest>.lock`` for ``<digest>.json``."""
+        if self.path is None:
+            return None
+        return os.path.splitext(os.path.realpath(self.path))[0] + ".lock"
+
     # -- Session interface ----------------------------------------------------------------------
     def __len__(self) -> int:
         if self.error is not None:
@@ -427,3 +466,4 @@ def _value_preview(value: Any) -> bytes:
     except (TypeError, ValueError, RecursionError):
         data = repr(value).encode("utf-8", "replace")
     return data[:RAW_PREVIEW]
+

@@ -93,6 +93,17 @@ class JsonlSession(Session):
         self._cache_size = cache_size
         self.adapter = adapter if adapter is not None else self._detect()
 
+    @property
+    def stamp(self) -> Any:
+        """What was loaded (inode, size, mtime and the SHA-256 taken while indexing), for safe saves."""
+        from sessionview.core import save
+
+        cached = self.__dict__.get("_stamp")
+        if cached is None or cached[0] is not self.doc.source:
+            cached = (self.doc.source, save.stamp_document(self.doc))
+            self.__dict__["_stamp"] = cached
+        return cached[1]
+
     @classmethod
     def load(cls, path: str | os.PathLike[str], cap: int = DEFAULT_CAP) -> "JsonlSession":
         return cls(Document.load(path), cap=cap)

@@ -57,9 +57,30 @@ def commit_jsonl(session: Any, change: Change, *, root: str, force: bool = False
     new = change.apply(old)
     if not new.edited and new.to_bytes() == old.to_bytes():
         return Outcome(False, change.description)
-    stamp = _save.stamp_document(old)
+    stamp = session.stamp
     result = _save.save(session.path, render_jsonl(old, new, change, session.path), stamp, root=root, force=force)
     return Outcome(bool(getattr(result, "changed", True)), change.description, result)
+
+
+def commit(session: Any, change: Change, *, root: str, force: bool = False) -> Outcome:
+    """Write ``change`` to ``session``'s file: a JSONL rebase, or a whole LittleGhost document."""
+    if session.format == "littleghost":
+        data = session.with_messages(change.apply(session.doc))
+        if data == session.raw:
+            return Outcome(False, change.description)
+        return commit_bytes(session, data, change.description, root=root, force=force, lock_path=session.lock_path)
+    return commit_jsonl(session, change, root=root, force=force)
+
+
+def diff(session: Any, change: Change, path: str) -> str:
+    """The dry-run diff. A LittleGhost document is one line, so its messages are diffed instead."""
+    text = unified_diff(session.doc, change, path)
+    if session.format == "littleghost":
+        text = (
+            f"# {path} is one JSON document: the diff shows its messages, one per line (#N = message index).\n"
+            "# The document is rewritten whole with its digest recomputed.\n" + text
+        )
+    return text
 
 
 def commit_bytes(session: Any, data: bytes, description: str, *, root: str, force: bool = False, lock_path: str | None = None) -> Outcome:
