@@ -348,6 +348,21 @@ def cmd_tui(args: argparse.Namespace) -> int:
     return run(path, read_only=args.read_only)
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    if not os.path.exists(args.path):
+        raise CliError(f"{args.path}: no such file or directory")
+    from sessionview.serve import serve
+
+    return serve(
+        args.path,
+        host=args.host,
+        port=args.port,
+        public=args.public,
+        allow_write=args.allow_write,
+        max_sessions=args.max_sessions,
+    )
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from sessionview.ui.demo import run_demo
 
@@ -469,12 +484,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="override the check for another writer")
     p.set_defaults(func=cmd_undo)
 
-    for register in _EXTRA_COMMANDS:
-        register(sub)
+    p = sub.add_parser("serve", help="serve the app to a web browser", formatter_class=_formatter,
+                       description="Serve the app to a web browser, safely by default:\n"
+                       "- it binds 127.0.0.1 unless --host names another address (which needs --public);\n"
+                       "- every run makes a random token, and prints the URL with it: a request without\n"
+                       "  the token gets 403 and starts nothing;\n"
+                       "- the websocket's Origin and the Host header must match the served address, so\n"
+                       "  another web page cannot drive the app (cross-site websockets, DNS rebinding);\n"
+                       "- at most --max-sessions app processes run at once;\n"
+                       "- it is read-only unless --allow-write.",
+                       epilog="examples:\n  sessionview serve ~/agents/sessions\n"
+                       "  sessionview serve . --port 8765 --allow-write\n\n"
+                       "from another machine, through an SSH tunnel (the server stays on loopback):\n"
+                       "  ssh -L 8765:127.0.0.1:8765 me@agent-box 'sessionview serve ~/sessions --port 8765'\n"
+                       "  then open the printed http://127.0.0.1:8765/?token=... URL locally")
+    p.add_argument("path", nargs="?", default=".", help="a directory of sessions (default: .) or one session file")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8765, help="port to bind (default 8765; 0 picks a free one)")
+    p.add_argument("--public", action="store_true", help="allow binding a non-loopback --host (prints a warning)")
+    p.add_argument("--allow-write", action="store_true", help="let the served app edit sessions")
+    p.add_argument("--max-sessions", type=int, default=4, metavar="K", help="app processes at once (default 4)")
+    p.set_defaults(func=cmd_serve)
     return parser
-
-
-_EXTRA_COMMANDS: list[Callable[[Any], None]] = []
 
 
 def _tui_parser() -> argparse.ArgumentParser:
