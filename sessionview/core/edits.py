@@ -10,7 +10,7 @@ index for a LittleGhost document.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 from sessionview.core import brute, rubyjson
@@ -53,6 +53,12 @@ class Change:
     lines: tuple[Line, ...]
     old_lines: tuple[Line, ...] = field(default=(), repr=False)
     values: tuple[Any, ...] = field(default=(), repr=False)  # parsed values of ``lines`` (LittleGhost)
+    anchor: bytes | None = field(default=None, repr=False)  # raw of record ``first - 1`` when planned
+
+    def with_anchor(self, session: Any) -> "Change":
+        """This change with the record before it remembered, so it can be placed again later."""
+        anchor = session.doc.record(self.first - 1).raw if 1 < self.first <= len(session) + 1 else None
+        return replace(self, anchor=anchor)
 
     def apply(self, doc: Document) -> Document:
         return doc.splice(self.first, self.last, self.lines)
@@ -65,6 +71,7 @@ class Change:
             self.first + len(self.lines) - 1,
             self.old_lines,
             self.lines,
+            anchor=self.anchor,
         )
 
 
@@ -276,7 +283,7 @@ def plan_edit(
     line = Line(raw, rec.terminator)
     change = Change(f"edit #{number}", number, number, (line,), (Line(rec.raw, rec.terminator),), (new_value,))
     check_integrity(session, change, force=force)
-    return change
+    return change.with_anchor(session)
 
 
 def plan_delete(session: Any, first: int, last: int, *, force: bool = False) -> Change:
@@ -284,7 +291,7 @@ def plan_delete(session: Any, first: int, last: int, *, force: bool = False) -> 
     old = tuple(Line(r.raw, r.terminator) for r in session.doc.records(first, last))
     change = Change(f"delete #{first}" if first == last else f"delete #{first}-#{last}", first, last, (), old)
     check_integrity(session, change, force=force, widen="both")
-    return change
+    return change.with_anchor(session)
 
 
 def plan_truncate(session: Any, keep: int, *, force: bool = False) -> Change:
@@ -297,7 +304,7 @@ def plan_truncate(session: Any, keep: int, *, force: bool = False) -> Change:
     old = tuple(Line(r.raw, r.terminator) for r in session.doc.records(keep + 1, n))
     change = Change(f"truncate after #{keep}", keep + 1, n, (), old)
     check_integrity(session, change, force=force, widen="down")
-    return change
+    return change.with_anchor(session)
 
 
 def summary_value(session: Any, text: str) -> Any:
@@ -328,7 +335,7 @@ def plan_compact(session: Any, first: int, last: int, summary: str, *, force: bo
         term = b""
     change = Change(f"compact #{first}-#{last}", first, last, (Line(raw, term),), old, (value,))
     check_integrity(session, change, force=force, widen="both")
-    return change
+    return change.with_anchor(session)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -1,0 +1,69 @@
+"""User configuration: ``$XDG_CONFIG_HOME/sessionview/config.toml`` (default ``~/.config/...``), or the
+file named by ``$SESSIONVIEW_CONFIG``.
+
+```toml
+summarizer = "llm -s 'Summarise this agent session'"   # used by compaction in the app
+summarizer_timeout = 120
+
+[keymap]            # binding id = keys (comma-separated); every action of the app has an id
+edit = "e"
+edit_external = "E"
+delete = "d,delete"
+truncate = "t"
+mark_range = "v"
+compact = "c"
+undo = "u"
+redo = "ctrl+r"
+```
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class ConfigError(ValueError):
+    pass
+
+
+@dataclass
+class Config:
+    keymap: dict[str, str] = field(default_factory=dict)
+    summarizer: str | None = None
+    summarizer_timeout: float = 120.0
+    path: str | None = None
+
+
+def config_path() -> str:
+    explicit = os.environ.get("SESSIONVIEW_CONFIG")
+    if explicit:
+        return explicit
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, "sessionview", "config.toml")
+
+
+def load_config(path: str | None = None) -> Config:
+    """The user's configuration; a missing file is an empty config, a broken one a :class:`ConfigError`."""
+    path = path or config_path()
+    try:
+        with open(path, "rb") as f:
+            data: dict[str, Any] = tomllib.load(f)
+    except FileNotFoundError:
+        return Config(path=None)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: {exc.strerror or exc}") from None
+    keymap = data.get("keymap", {})
+    if not isinstance(keymap, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in keymap.items()):
+        raise ConfigError(f"{path}: [keymap] must map binding ids to key strings")
+    summarizer = data.get("summarizer")
+    if summarizer is not None and not isinstance(summarizer, str):
+        raise ConfigError(f"{path}: summarizer must be a string (a shell command)")
+    timeout = data.get("summarizer_timeout", 120.0)
+    if not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise ConfigError(f"{path}: summarizer_timeout must be a positive number of seconds")
+    return Config(dict(keymap), summarizer, float(timeout), path)

@@ -1,0 +1,146 @@
+"""This run's write operations on one session, with undo, redo and re-application.
+
+Every operation, undo and redo is a new safe save (:func:`writeback.commit`). Between saves the file may
+change under us: an agent appends, or Brute rewrites the whole file at the end of its turn. So changes
+are never replayed by position alone: :func:`locate` finds where a change's lines are now, and
+:func:`rebase` moves a change onto the file as it is, or refuses when it cannot be placed unambiguously.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Callable
+
+from sessionview.core import writeback
+from sessionview.core.edits import Change, Refused
+from sessionview.core.session import Session, open_session
+
+
+def _raws(session: Session, first: int, last: int) -> list[bytes]:
+    return [r.raw for r in session.doc.records(first, last)]
+
+
+def locate(session: Session, raws: list[bytes], hint: int, anchor: bytes | None = None) -> int | None:
+    """The record number where ``raws`` start in ``session`` now, searching outward from ``hint``.
+
+    With no ``raws`` (a pure insertion point), the record just after ``anchor`` is returned; a missing
+    anchor means the start of the file.
+    """
+    n = len(session)
+    if not raws:
+        if anchor is None:
+            return 1
+        found = locate(session, [anchor], hint - 1)
+        return None if found is None else found + 1
+    width = len(raws)
+    first_raw = raws[0]
+    for distance in range(0, n + 1):
+        for start in {hint - distance, hint + distance}:
+            if 1 <= start and start + width - 1 <= n and session.doc.record(start).raw == first_raw:
+                if _raws(session, start, start + width - 1) == raws:
+                    return start
+        if hint - distance < 1 and hint + distance > n:
+            break
+    return None
+
+
+def rebase(session: Session, change: Change) -> Change:
+    """``change`` moved onto ``session`` as it is now. Raises :class:`Refused` if its target is gone."""
+    old = [line.raw for line in change.old_lines]
+    start = locate(session, old, change.first, change.anchor)
+    if start is None:
+        raise Refused(
+            f"cannot apply {change.description} again: the records it changes are no longer in the file"
+        )
+    return replace(change, first=start, last=start + len(old) - 1)
+
+
+def still_applied(session: Session, change: Change) -> bool:
+    """Whether the file still holds the result of ``change`` (False once an agent overwrote it)."""
+    new = [line.raw for line in change.lines]
+    if new:
+        return locate(session, new, change.first) is not None
+    old = [line.raw for line in change.old_lines]
+    return not old or locate(session, old, change.first, change.anchor) is None
+
+
+@dataclass
+class Done:
+    change: Change  # as applied (its inverse undoes it)
+    outcome: Any
+
+
+class EditHistory:
+    """Apply, undo and redo changes to one file, reloading the session after every save."""
+
+    def __init__(
+        self,
+        path: str,
+        root: str | None = None,
+        *,
+        loader: Callable[[str], Session] = open_session,
+        force: bool = False,
+    ) -> None:
+        self.path = path
+        self.root = root if root is not None else writeback.root_for(path)
+        self._loader = loader
+        self.force = force
+        self.session: Session = loader(path)
+        self.undo_stack: list[Done] = []
+        self.redo_stack: list[Done] = []
+
+    def reload(self) -> Session:
+        old = self.session
+        self.session = self._loader(self.path)
+        old.close()
+        return self.session
+
+    def _commit(self, change: Change, force: bool) -> Any:
+        outcome = writeback.commit(self.session, change, root=self.root, force=force or self.force)
+        self.reload()
+        return outcome
+
+    def apply(self, change: Change, *, force: bool = False) -> Done:
+        """Save ``change`` (planned on the current session) and record it for undo."""
+        outcome = self._commit(change, force)
+        done = Done(change, outcome)
+        self.undo_stack.append(done)
+        self.redo_stack.clear()
+        return done
+
+    def undo(self, *, force: bool = False) -> Done:
+        if not self.undo_stack:
+            raise Refused("nothing to undo in this run")
+        done = self.undo_stack[-1]
+        inverse = rebase(self.session, done.change.inverse)
+        outcome = self._commit(inverse, force)
+        self.undo_stack.pop()
+        self.redo_stack.append(Done(done.change, outcome))
+        return Done(inverse, outcome)
+
+    def redo(self, *, force: bool = False) -> Done:
+        if not self.redo_stack:
+            raise Refused("nothing to redo")
+        done = self.redo_stack[-1]
+        change = rebase(self.session, done.change)
+        outcome = self._commit(change, force)
+        self.redo_stack.pop()
+        self.undo_stack.append(Done(change, outcome))
+        return Done(change, outcome)
+
+    def overwritten(self) -> Change | None:
+        """The last change, if the file on disk no longer holds it (an agent rewrote the file)."""
+        if not self.undo_stack:
+            return None
+        self.reload()
+        last = self.undo_stack[-1].change
+        return None if still_applied(self.session, last) else last
+
+    def reapply(self, change: Change, *, force: bool = False) -> Done:
+        """Apply ``change`` again onto the file as it is now (after a conflict or an overwrite)."""
+        self.reload()
+        return self.apply(rebase(self.session, change), force=force)
+
+    def close(self) -> None:
+        self.session.close()
+
