@@ -495,8 +495,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "- it is read-only unless --allow-write.",
                        epilog="examples:\n  sessionview serve ~/agents/sessions\n"
                        "  sessionview serve . --port 8765 --allow-write\n\n"
-                       "from another machine, through an SSH tunnel (the server stays on loopback):\n"
-                       "  ssh -L 8765:127.0.0.1:8765 me@agent-box 'sessionview serve ~/sessions --port 8765'\n"
+                       "from another machine, through an SSH tunnel (the server stays on loopback; use the\n"
+                       "same port on both ends, because the server checks the Host header):\n"
+                       "  ssh -t -L 8765:127.0.0.1:8765 me@agent-box 'sessionview serve ~/sessions --port 8765'\n"
                        "  then open the printed http://127.0.0.1:8765/?token=... URL locally")
     p.add_argument("path", nargs="?", default=".", help="a directory of sessions (default: .) or one session file")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
