@@ -113,3 +113,43 @@ def test_arbitrary_bytes_never_raise_and_accepted_values_match_the_stdlib(raw):
     if p.ok and "NaN/Infinity" not in p.notes:
         # whatever was accepted parses the same with the stdlib: orjson never silently lost data
         assert p.value == json.loads(raw.decode("utf-8"))
+
+
+def _reference_counts(raw: bytes) -> tuple[int, int]:
+    keys = 0
+    depth_seen = [0]
+
+    def pairs(items):
+        nonlocal keys
+        keys += len(items)
+        return dict(items)
+
+    json.loads(raw, object_pairs_hook=pairs)
+
+    def depth(v, d=0):
+        if isinstance(v, (list, dict)):
+            depth_seen[0] = max(depth_seen[0], d + 1)
+            for x in (v.values() if isinstance(v, dict) else v):
+                depth(x, d + 1)
+
+    depth(json.loads(raw))
+    return keys, depth_seen[0]
+
+
+tricky_text = st.text(alphabet=st.sampled_from(list('ab"\\:{}[],\n \t')), max_size=12)
+tricky_json = st.recursive(
+    st.none() | st.integers() | tricky_text,
+    lambda c: st.lists(c, max_size=3) | st.dictionaries(tricky_text, c, max_size=3),
+    max_leaves=15,
+)
+
+
+@settings(max_examples=400)
+@given(tricky_json, st.booleans())
+def test_byte_scans_match_a_real_parser(value, spaced):
+    from sessionview.core.parse import _raw_key_count
+
+    raw = json.dumps(value, separators=(", ", " : ") if spaced else (",", ":")).encode()
+    keys, depth = _reference_counts(raw)
+    assert _raw_key_count(raw) == keys
+    assert nesting_depth(raw) == depth

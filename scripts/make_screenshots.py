@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Regenerate ``screenshots/*.svg`` from the real app (headless), on the bundled demo sessions.
+
+    python scripts/make_screenshots.py [--out screenshots] [--size 120x36]
+
+Deterministic: the sessions are copied to a temporary directory with fixed mtimes, the app gets a fixed
+clock, and every worker is waited for before a picture is taken.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+NOW = 1_767_225_600.0  # 2026-01-01T00:00:00Z
+
+
+def clock() -> float:
+    return NOW
+
+
+async def wait_for(pilot, predicate, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError(str(predicate))
+        await pilot.pause(0.01)
+
+
+def prepare(directory: Path) -> None:
+    from sessionview.demo import example_files
+
+    for i, src in enumerate(example_files()):
+        dst = directory / os.path.basename(src)
+        shutil.copyfile(src, dst)
+        stamp = NOW - 540 * (i + 1)
+        os.utime(dst, (stamp, stamp))
+    live = directory / "brute-live.jsonl"
+    shutil.copyfile(directory / "brute-session.jsonl", live)
+    os.utime(live, (NOW - 2, NOW - 2))
+
+
+async def session_ready(pilot) -> None:
+    from sessionview.ui.screens.session import SessionScreen
+
+    app = pilot.app
+    await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.model is not None)
+    await wait_for(pilot, lambda: app.screen.model.indexed and app.screen.model.stats is not None)
+    await pilot.pause()
+
+
+async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
+    from sessionview.ui.app import SessionViewApp
+    from sessionview.ui.screens.browser import BrowserScreen
+
+    written: list[Path] = []
+
+    def save(app, name: str) -> None:
+        app.save_screenshot(filename=name, path=str(out))
+        written.append(out / name)
+
+    # 1. the browser
+    app = SessionViewApp("sessions", clock=clock, watch=False)
+    async with app.run_test(size=size) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, BrowserScreen) and app.screen.loaded)
+        await wait_for(pilot, lambda: all(not e.stale for e in app.screen.table.rows))
+        await pilot.pause()
+        save(app, "browser.svg")
+
+    # 2. a transcript with tool calls, one unfolded, and the detail pane
+    app = SessionViewApp("sessions/brute-session.jsonl", clock=clock)
+    async with app.run_test(size=size) as pilot:
+        await session_ready(pilot)
+        await pilot.press("colon", *"10", "enter")
+        await wait_for(pilot, lambda: app.screen.transcript.cursor_number == 10)
+        await pilot.press("enter")
+        await pilot.pause()
+        save(app, "transcript.svg")
+        await pilot.press("d")
+        await pilot.pause()
+        save(app, "detail.svg")
+
+    # 3. follow mode: scrolled away while the agent writes (new-messages marker, pending line)
+    app = SessionViewApp("sessions/brute-live.jsonl", clock=clock)
+    async with app.run_test(size=size) as pilot:
+        await session_ready(pilot)
+        screen = app.screen
+        await pilot.press("k", "k", "k")
+        with open("sessions/brute-live.jsonl", "ab") as f:
+            f.write(b'{"role":"user","content":"Can you also check the Windows runner?"}\n')
+            f.write(b'{"role":"assistant","content":"","tool_calls":[{"id":"tc_08","name":"shell","arguments":{"command":"gh run list --workflow ci.yml"}}]}\n')
+            f.write(b'{"role":"tool","content":"completed  success  ci  main')
+        await wait_for(pilot, lambda: screen.transcript.new_count == 2 and screen.model.pending is not None)
+        await pilot.pause()
+        save(app, "follow.svg")
+
+    # 4. bad records: invalid JSON, invalid UTF-8, hostile text shown literally
+    app = SessionViewApp("sessions/problems.jsonl", clock=clock)
+    async with app.run_test(size=size) as pilot:
+        await session_ready(pilot)
+        await pilot.press("g", "j", "j", "d")
+        await pilot.pause()
+        save(app, "bad-record.svg")
+
+    # 5. help
+    app = SessionViewApp("sessions/brute-session.jsonl", clock=clock)
+    async with app.run_test(size=size) as pilot:
+        await session_ready(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        save(app, "help.svg")
+    return written
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", default=str(ROOT / "screenshots"))
+    ap.add_argument("--size", default="120x36")
+    args = ap.parse_args()
+    w, h = (int(x) for x in args.size.split("x"))
+    out = Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    cwd = os.getcwd()
+    with tempfile.TemporaryDirectory(prefix="sessionview-shots-") as tmp:
+        sessions = Path(tmp) / "sessions"
+        sessions.mkdir()
+        prepare(sessions)
+        os.chdir(tmp)
+        try:
+            written = asyncio.run(shoot(out, (w, h)))
+        finally:
+            os.chdir(cwd)
+    for p in written:
+        print(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

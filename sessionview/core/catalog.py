@@ -1,0 +1,282 @@
+"""The sessions under a directory: a cheap listing first, then format and record count on demand.
+
+:func:`scan` walks the tree with ``os.scandir`` and yields an :class:`Entry` (path, size, mtime) for every
+session file, without opening JSONL files. :func:`describe` reads one file's head to detect its format
+and counts its lines; callers run it lazily, in a thread, for the rows that are on screen first.
+:class:`Catalog` holds the entries and applies change notices (see :mod:`sessionview.core.watch`).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator
+
+SESSION_SUFFIXES = (".jsonl", ".ndjson", ".json")
+#: directories never entered (version control, dependencies, caches)
+SKIP_DIRS = frozenset(
+    {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache",
+     ".pytest_cache", ".ruff_cache", ".cache", "site-packages"}
+)
+DETECT_BYTES = 256 * 1024
+DETECT_LINES = 24
+COUNT_CHUNK = 1 << 20
+LIVE_WINDOW = 5.0  # seconds: a session changed this recently is being written now
+
+
+def is_session_name(name: str) -> bool:
+    """Whether a file name looks like a session file (JSONL, or a JSON store document)."""
+    return name.lower().endswith(SESSION_SUFFIXES) and not name.startswith(".#")
+
+
+def looks_like_json_document(head: bytes) -> bool:
+    """A ``.json`` file is listed only when it looks like a session store document (LittleGhost)."""
+    h = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    return h.startswith(b'{"version"') or h.startswith(b'{"snapshot"') or h.startswith(b'{"messages"')
+
+
+@dataclass(slots=True)
+class Entry:
+    path: str
+    rel: str  # path relative to the catalog root, for display and filtering
+    size: int
+    mtime: float  # seconds since the epoch
+    format: str | None = None  # the format's title, once described
+    count: int | None = None  # records (lines, or messages of a document), once described
+    error: str | None = None
+    described_at: tuple[int, float] | None = None  # (size, mtime) the description is for
+
+    @property
+    def stale(self) -> bool:
+        """Whether format and count are missing or out of date."""
+        return self.described_at != (self.size, self.mtime)
+
+    def is_live(self, now: float, window: float = LIVE_WINDOW) -> bool:
+        return now - self.mtime <= window
+
+
+def _rel(root: str, path: str) -> str:
+    try:
+        rel = os.path.relpath(path, root)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def _json_ok(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return looks_like_json_document(f.read(64))
+    except OSError:
+        return False
+
+
+def scan(root: str, should_stop: Callable[[], bool] | None = None) -> Iterator[Entry]:
+    """Every session file under ``root`` (recursive; symlinked directories are not followed)."""
+    root = os.path.abspath(root)
+    stack = [root]
+    while stack:
+        if should_stop is not None and should_stop():
+            return
+        d = stack.pop()
+        try:
+            it = os.scandir(d)
+        except OSError:
+            continue
+        with it:
+            for e in it:
+                try:
+                    if e.is_dir(follow_symlinks=False):
+                        if e.name not in SKIP_DIRS:
+                            stack.append(e.path)
+                        continue
+                    if not is_session_name(e.name):
+                        continue
+                    st = e.stat()
+                    if not stat.S_ISREG(st.st_mode):
+                        continue
+                    if e.name.lower().endswith(".json") and not _json_ok(e.path):
+                        continue
+                except OSError:
+                    continue
+                yield Entry(e.path, _rel(root, e.path), st.st_size, st.st_mtime)
+
+
+def stat_entry(root: str, path: str) -> Entry | None:
+    """An entry for one path, or None if it is not (or no longer) a session file."""
+    name = os.path.basename(path)
+    if not is_session_name(name):
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    if name.lower().endswith(".json") and not _json_ok(path):
+        return None
+    return Entry(path, _rel(os.path.abspath(root), path), st.st_size, st.st_mtime)
+
+
+def count_lines(path: str, should_stop: Callable[[], bool] | None = None) -> int | None:
+    """Lines in a file (an unterminated last line counts). None if stopped or unreadable."""
+    try:
+        with open(path, "rb", buffering=0) as f:
+            n = 0
+            last = b""
+            while True:
+                if should_stop is not None and should_stop():
+                    return None
+                chunk = f.read(COUNT_CHUNK)
+                if not chunk:
+                    break
+                n += chunk.count(b"\n")
+                last = chunk[-1:]
+            if last and last != b"\n":
+                n += 1
+            return n
+    except OSError:
+        return None
+
+
+def detect_adapter(head: bytes) -> Any:
+    """The format adapter for a JSONL file whose first bytes are ``head``."""
+    from sessionview.core import formats
+    from sessionview.core.parse import parse_record
+
+    lines = head.split(b"\n")
+    if len(head) >= DETECT_BYTES:
+        lines = lines[:-1]  # the last piece may be cut
+    values: list[Any] = []
+    for raw in lines:
+        if len(values) >= DETECT_LINES:
+            break
+        raw = raw.rstrip(b"\r")
+        if raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        if not raw.strip():
+            continue
+        parsed = parse_record(raw)
+        if parsed.ok:
+            values.append(parsed.value)
+    return formats.detect(values)
+
+
+def detect_format(head: bytes) -> str:
+    """The format title for a JSONL file whose first bytes are ``head`` (``?`` when nothing parses)."""
+    if not head.strip():
+        return "?"
+    return detect_adapter(head).title
+
+
+def describe(path: str, should_stop: Callable[[], bool] | None = None) -> tuple[str, int | None, str | None]:
+    """``(format title, record count, error)`` for one session file."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(DETECT_BYTES)
+    except OSError as exc:
+        return "?", None, exc.strerror or type(exc).__name__
+    if path.lower().endswith(".json") and looks_like_json_document(head[:64]):
+        return _describe_document(path)
+    return detect_format(head), count_lines(path, should_stop), None
+
+
+def _describe_document(path: str) -> tuple[str, int | None, str | None]:
+    try:
+        from sessionview.core.session import open_session
+
+        session = open_session(path)
+        try:
+            return session.format_title, len(session), None
+        finally:
+            session.close()
+    except Exception as exc:  # a broken document is still listed
+        return "JSON document", None, f"{type(exc).__name__}: {exc}"
+
+
+class Catalog:
+    """The session files under ``root``, kept current by :meth:`apply`."""
+
+    def __init__(self, root: str) -> None:
+        self.root = os.path.abspath(root)
+        self.entries: dict[str, Entry] = {}
+        self.version = 0  # bumped on every change, so views know to re-sort
+
+    def load(self, should_stop: Callable[[], bool] | None = None) -> None:
+        entries = {}
+        for e in scan(self.root, should_stop):
+            old = self.entries.get(e.path)
+            if old is not None and old.described_at == (e.size, e.mtime):
+                e.format, e.count, e.error, e.described_at = old.format, old.count, old.error, old.described_at
+            entries[e.path] = e
+        self.entries = entries
+        self.version += 1
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def apply(self, changes: Iterable[tuple[str, str]]) -> set[str]:
+        """Apply ``(kind, path)`` notices (kind: added, modified, deleted). Returns the paths that changed.
+
+        A notice about a directory rescans (added) or prunes (deleted) everything below it.
+        """
+        changed: set[str] = set()
+        for kind, path in changes:
+            path = os.path.abspath(path)
+            if not is_session_name(os.path.basename(path)) or kind == "deleted" and path not in self.entries:
+                self._directory_change(path, changed)
+                continue
+            entry = stat_entry(self.root, path)
+            if entry is None:
+                if self.entries.pop(path, None) is not None:
+                    changed.add(path)
+                continue
+            old = self.entries.get(path)
+            if old is not None:
+                if (old.size, old.mtime) == (entry.size, entry.mtime):
+                    continue
+                entry.format, entry.count, entry.error, entry.described_at = old.format, old.count, old.error, old.described_at
+            self.entries[path] = entry
+            changed.add(path)
+        if changed:
+            self.version += 1
+        return changed
+
+    def _directory_change(self, path: str, changed: set[str]) -> None:
+        prefix = path.rstrip(os.sep) + os.sep
+        if os.path.isdir(path) and not os.path.islink(path):
+            for e in scan(path):
+                e.rel = _rel(self.root, e.path)
+                old = self.entries.get(e.path)
+                if old is None or (old.size, old.mtime) != (e.size, e.mtime):
+                    if old is not None:
+                        e.format, e.count, e.error, e.described_at = old.format, old.count, old.error, old.described_at
+                    self.entries[e.path] = e
+                    changed.add(e.path)
+            return
+        for p in [p for p in self.entries if p.startswith(prefix)]:
+            if not os.path.exists(p):
+                del self.entries[p]
+                changed.add(p)
+
+    def set_description(self, path: str, size: int, mtime: float, fmt: str, count: int | None, error: str | None) -> bool:
+        """Record a description made for ``(size, mtime)``; ignored if the entry changed meanwhile."""
+        e = self.entries.get(path)
+        if e is None:
+            return False
+        e.format, e.count, e.error = fmt, count, error
+        e.described_at = (size, mtime)
+        return True
+
+    def sorted(self, text: str = "", key: str = "mtime") -> list[Entry]:
+        """Entries whose relative path contains ``text`` (case-insensitive), newest change first."""
+        needle = text.casefold()
+        items: Iterable[Entry] = self.entries.values()
+        if needle:
+            items = [e for e in items if needle in e.rel.casefold()]
+        if key == "name":
+            return sorted(items, key=lambda e: e.rel.casefold())
+        if key == "size":
+            return sorted(items, key=lambda e: (-e.size, e.rel))
+        return sorted(items, key=lambda e: (-e.mtime, e.rel))

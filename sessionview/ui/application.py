@@ -1,0 +1,124 @@
+"""The Textual application class: wiring only. Screens own their behaviour; logic lives in ``core``.
+
+Imported through :mod:`sessionview.ui.app` (``SessionViewApp``), which stays light until it is needed.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from functools import partial
+from typing import Callable, Iterable
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from sessionview.core.text import escape_control
+
+
+class SessionViewApp(App[int]):
+    """Browse a directory of sessions, or read and follow one session file."""
+
+    TITLE = "sessionview"
+    CSS_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "app.tcss")
+    ENABLE_COMMAND_PALETTE = True
+
+    BINDINGS = [
+        Binding("question_mark", "help", "Help", id="app.help"),
+        Binding("ctrl+p", "command_palette", "Commands", show=False, id="app.palette"),
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True, id="app.quit"),
+        Binding("f8", "screenshot", "Save a screenshot", show=False, id="app.screenshot"),
+    ]
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = ".",
+        read_only: bool = False,
+        *,
+        clock: Callable[[], float] = time.time,
+        watch: bool = True,
+        poll_interval: float = 0.015,
+        prefetch: object = None,
+    ) -> None:
+        super().__init__()
+        self.prefetch = prefetch  # a Future of the TranscriptModel, opened while Textual was imported
+        self.path = os.path.abspath(os.fspath(path))
+        self.display_path = os.path.normpath(os.fspath(path))  # as given: shown in headers
+        self.read_only = read_only
+        self.clock = clock
+        self.watch = watch
+        self.poll_interval = poll_interval
+
+    def on_mount(self) -> None:
+        self._apply_keymap()
+        if os.path.isdir(self.path):
+            from sessionview.ui.screens.browser import BrowserScreen
+
+            self.push_screen(
+                BrowserScreen(
+                    self.path,
+                    display=self.display_path,
+                    clock=self.clock,
+                    watch=self.watch,
+                    poll_interval=self.poll_interval,
+                    read_only=self.read_only,
+                )
+            )
+        else:
+            from sessionview.ui.screens.session import SessionScreen
+
+            self.push_screen(
+                SessionScreen(
+                    self.path,
+                    display=self.display_path,
+                    standalone=True,
+                    prefetch=self.prefetch,
+                    clock=self.clock,
+                    poll_interval=self.poll_interval,
+                    read_only=self.read_only,
+                )
+            )
+
+    def _apply_keymap(self) -> None:
+        """The user's ``[keymap]`` (binding id = keys) from the config file, if there is one."""
+        try:
+            from sessionview.config import ConfigError, load_config
+        except ImportError:  # pragma: no cover - the config module ships with the app
+            return
+        try:
+            keymap = load_config().keymap
+        except ConfigError as exc:
+            self.notify(escape_control(str(exc), one_line=True), title="config", severity="warning", markup=False)
+            return
+        if keymap:
+            self.set_keymap(keymap)
+
+    def action_help(self) -> None:
+        from sessionview.ui.screens.help import HelpScreen, action_rows
+
+        if isinstance(self.screen, HelpScreen):
+            return
+        self.push_screen(HelpScreen(action_rows(self.screen)))
+
+    def action_screenshot(self) -> None:
+        path = self.save_screenshot()
+        self.notify(f"saved {escape_control(path, one_line=True)}", markup=False)
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """The palette lists every action of the current screen (the same list as the help screen)."""
+        from sessionview.ui.screens.help import action_rows
+
+        yield from super().get_system_commands(screen)
+        seen: set[str] = set()
+        for key, active in screen.active_bindings.items():
+            b = active.binding
+            if not b.description or b.action in ("command_palette",) or (active.node, b.action) in seen:
+                continue
+            seen.add((active.node, b.action))  # type: ignore[arg-type]
+            keys = [k for w, k, d in action_rows(screen) if d == b.description]
+            help_text = f"key: {keys[0]}" if keys else ""
+            yield SystemCommand(b.description, help_text, partial(self._run_binding, active.node, b.action))
+
+    async def _run_binding(self, node, action: str) -> None:
+        await self.run_action(action, node)

@@ -1,0 +1,529 @@
+"""What the transcript shows, without any Textual: the open session, how it grows, filter rows, stats.
+
+A JSONL file is opened end first (:func:`sessionview.core.tail.open_tail`): only its last lines are
+indexed, so the last page shows at once whatever the file's size. Record numbers of that first session
+are relative (1 is the first indexed line); :attr:`TranscriptModel.base` says how far they are from the
+true line numbers, and is ``None`` until the full index is built in the background
+(:meth:`TranscriptModel.attach_index`). A single JSON document (LittleGhost) is opened whole.
+
+Appended lines (from a :class:`~sessionview.core.tail.Follower`) grow the same index in place.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from array import array
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+from sessionview.core import catalog
+from sessionview.core.document import Document, Record, Source
+from sessionview.core.formats.base import Adapter
+from sessionview.core.model import Kind, View
+import orjson
+
+from sessionview.core.parse import DEFAULT_CAP
+from sessionview.core.session import JsonlSession, Session
+from sessionview.core.tail import Appended, Pending, ScanLimit, TailOpen, grow, open_tail
+from sessionview.core.text import approx_tokens
+
+TAIL_COUNT = 256
+QUICK_VIEW_SIZE = 1 << 20  # records over this are read without the slow byte-level checks
+_BIG_DIGITS = re.compile(rb"\d{19}")
+
+
+def open_document_session(path: str, max_size: int | None = None) -> Session | None:
+    """A whole-document session (LittleGhost store file) for ``path``, or None for a line file."""
+    if not path.lower().endswith(".json"):
+        return None
+    if max_size is not None and os.path.getsize(path) > max_size:
+        raise ScanLimit("a big document: open it in a thread")
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+    except OSError:
+        return None
+    if not catalog.looks_like_json_document(head):
+        return None
+    try:
+        from sessionview.core import littleghost  # noqa: F401  (written separately; may be missing)
+    except ImportError:
+        return None
+    from sessionview.core.session import open_session
+
+    session = open_session(path)
+    return None if isinstance(session, JsonlSession) else session
+
+
+def detect_adapter(fd: int, cap: int = DEFAULT_CAP) -> Adapter:
+    """The format of a JSONL file, judged from its first lines."""
+    head = os.pread(fd, catalog.DETECT_BYTES, 0)
+    return catalog.detect_adapter(head)
+
+
+@dataclass
+class Stats:
+    """Counts over every record, for the header and the filter prompt."""
+
+    records: int = 0
+    roles: dict[str, int] = field(default_factory=dict)
+    kinds: dict[str, int] = field(default_factory=dict)
+    tools: dict[str, int] = field(default_factory=dict)
+    tokens: int = 0
+    invalid: int = 0
+    calls: dict[str, int] = field(default_factory=dict)  # tool call id -> record number
+    results: dict[str, int] = field(default_factory=dict)  # tool call id -> record number of its result
+    names: dict[str, str] = field(default_factory=dict)  # tool call id -> tool name
+    complete: bool = False
+
+    def add(self, view: View) -> None:
+        self.records += 1
+        self.kinds[view.kind.value] = self.kinds.get(view.kind.value, 0) + 1
+        if view.kind is Kind.INVALID:
+            self.invalid += 1
+            return
+        if view.role:
+            self.roles[view.role] = self.roles.get(view.role, 0) + 1
+        self.tokens += view_tokens(view)
+        for call in view.tool_calls:
+            self.tools[call.name] = self.tools.get(call.name, 0) + 1
+            if call.id is not None and call.id not in self.calls:
+                self.calls[call.id] = view.number
+                self.names[call.id] = call.name
+        for result in view.tool_results:
+            if result.call_id is not None and result.call_id not in self.results:
+                self.results[result.call_id] = view.number
+
+    def merge(self, other: "Stats") -> None:
+        """Add ``other``'s counts (records that came after the ones counted here)."""
+        self.records += other.records
+        self.tokens += other.tokens
+        self.invalid += other.invalid
+        for mine, theirs in ((self.roles, other.roles), (self.kinds, other.kinds), (self.tools, other.tools)):
+            for k, v in theirs.items():
+                mine[k] = mine.get(k, 0) + v
+        for k, v in other.calls.items():
+            self.calls.setdefault(k, v)
+        for k, v in other.results.items():
+            self.results.setdefault(k, v)
+        for k, v in other.names.items():
+            self.names.setdefault(k, v)
+
+    def shifted(self, base: int) -> "Stats":
+        """The same stats with record numbers moved by ``base``."""
+        out = Stats(self.records, dict(self.roles), dict(self.kinds), dict(self.tools), self.tokens, self.invalid)
+        out.calls = {k: v + base for k, v in self.calls.items()}
+        out.results = {k: v + base for k, v in self.results.items()}
+        out.names = dict(self.names)
+        out.complete = self.complete
+        return out
+
+
+def view_tokens(view: View) -> int:
+    """Approximate tokens of what a record says: text, reasoning, tool arguments and results."""
+    n = approx_tokens(view.text or "") + approx_tokens(view.reasoning or "")
+    for call in view.tool_calls:
+        args = call.raw_arguments if call.raw_arguments is not None else _compact(call.arguments)
+        n += approx_tokens(call.name) + approx_tokens(args)
+    for result in view.tool_results:
+        if result.content != view.text:
+            n += approx_tokens(result.content or "")
+    return n
+
+
+@dataclass(frozen=True)
+class Filter:
+    """Show only records whose role is in ``roles`` and/or that call or answer a tool in ``tools``."""
+
+    roles: frozenset[str] = frozenset()
+    tools: frozenset[str] = frozenset()
+
+    @property
+    def active(self) -> bool:
+        return bool(self.roles or self.tools)
+
+    @classmethod
+    def parse(cls, text: str) -> "Filter":
+        """``user assistant tool:shell`` → roles {user, assistant}, tools {shell}. Commas work too."""
+        roles: set[str] = set()
+        tools: set[str] = set()
+        for word in text.replace(",", " ").split():
+            if word.lower().startswith(("tool:", "tool=")):
+                if word[5:]:
+                    tools.add(word[5:])
+            elif word.lower().startswith(("role:", "role=")):
+                if word[5:]:
+                    roles.add(word[5:])
+            else:
+                roles.add(word)
+        return cls(frozenset(roles), frozenset(tools))
+
+    def describe(self) -> str:
+        parts = sorted(self.roles) + [f"tool:{t}" for t in sorted(self.tools)]
+        return " ".join(parts)
+
+    def matches(self, view: View, names: dict[str, str]) -> bool:
+        if self.roles:
+            role = view.role or (view.label if view.kind is not Kind.MESSAGE else None) or view.kind.value
+            if role not in self.roles and view.kind.value not in self.roles:
+                return False
+        if self.tools:
+            if any(c.name in self.tools for c in view.tool_calls):
+                return True
+            for r in view.tool_results:
+                name = r.name or names.get(r.call_id or "", "")
+                if name in self.tools:
+                    return True
+            return False
+        return True
+
+
+class TranscriptModel:
+    """The open session and its numbering, growing as the file grows."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.session: Session
+        self.lines = True  # a JSONL file (False: one JSON document)
+        self.base: int | None = 0  # true line number = base + record number
+        self.tail: TailOpen | None = None
+        self.end = 0  # just past the last complete line
+        self.size = 0
+        self.pending: Pending | None = None
+        self.adapter: Adapter | None = None
+        self.stats: Stats | None = None  # every record (record numbers of the session)
+        self.appended_stats = Stats()  # records appended while the stats are not there yet
+        self.rows: array | None = None  # filtered record numbers (session numbering), None: all
+        self.filter = Filter()
+        self.tail_count = 0  # records indexed when opened end first
+        self._big_views: dict[int, View] = {}
+
+    # -- opening -------------------------------------------------------------------------------
+    @classmethod
+    def open(cls, path: str, tail_count: int = TAIL_COUNT, max_scan: int | None = None) -> "TranscriptModel":
+        """Open ``path``. With ``max_scan``, raise :class:`~sessionview.core.tail.ScanLimit` instead of
+        reading more than that many bytes (the caller then opens it in a thread)."""
+        m = cls(path)
+        doc_session = open_document_session(path, max_scan)
+        if doc_session is not None:
+            m.session = doc_session
+            m.lines = False
+            m.base = 0
+            try:
+                m.size = os.path.getsize(path)
+            except OSError:
+                m.size = 0
+            return m
+        t = open_tail(path, tail_count, max_scan)
+        m.tail = t
+        m.adapter = detect_adapter(t.fd)
+        m.end = t.end
+        m.size = t.size
+        m.tail_count = t.source.count
+        m.base = 0 if t.whole else None
+        m.session = JsonlSession(Document(t.source, path=path), adapter=m.adapter)
+        if t.size > t.end:
+            preview = os.pread(t.fd, min(t.size - t.end, 4096), t.end)
+            m.pending = Pending(t.end, t.size - t.end, preview)
+        return m
+
+    def close(self) -> None:
+        if self.tail is not None:
+            self.tail.close()
+            self.tail = None
+        try:
+            self.session.close()
+        except Exception:
+            pass
+
+    @property
+    def indexed(self) -> bool:
+        return self.base is not None
+
+    @property
+    def source(self) -> Source:
+        assert isinstance(self.session, JsonlSession)
+        return self.session.doc.source
+
+    def attach_index(self, full: Source) -> int:
+        """Swap the end-first index for the full one (built over ``[0, end at open)``).
+
+        Record numbers become true line numbers. Returns the shift: record ``n`` of the end-first
+        session is record ``n + shift`` now.
+        """
+        assert isinstance(self.session, JsonlSession)
+        old = self.source
+        shift = full.count - self.tail_count
+        extra = old.starts[self.tail_count :]
+        new = grow(full, extra, old.size) if len(extra) else full
+        self.session = JsonlSession(Document(new, path=self.path), adapter=self.adapter)
+        self._big_views.clear()
+        self.base = 0
+        if self.rows is not None:
+            self.rows = array("q", (n + shift for n in self.rows))
+        if self.stats is not None:
+            self.stats = self.stats.shifted(shift)
+        self.appended_stats = self.appended_stats.shifted(shift)
+        return shift
+
+    # -- growth ---------------------------------------------------------------------------------
+    def append(self, ev: Appended) -> tuple[int, int]:
+        """Add appended complete lines. Returns the range of new record numbers (first, last)."""
+        assert isinstance(self.session, JsonlSession)
+        first = len(self.session) + 1
+        src = grow(self.source, ev.starts, ev.end)
+        self.session.doc = Document(src, path=self.path)
+        self.end = ev.end
+        self.size = max(self.size, ev.end)
+        return first, len(self.session)
+
+    def set_pending(self, ev: Pending) -> None:
+        self.pending = ev if ev.size else None
+        self.size = ev.offset + ev.size
+
+    # -- numbering and rows -------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.session)
+
+    def line_number(self, n: int) -> int | None:
+        """The true line number (#N) of record ``n``, or None while the index is being built."""
+        return None if self.base is None else self.base + n
+
+    def record_of_line(self, line: int) -> int | None:
+        """The record number for true line number ``line`` (clamped), or None if not known yet."""
+        if self.base is None:
+            return None
+        n = line - self.base
+        return max(1, min(n, len(self.session))) if len(self.session) else None
+
+    def row_count(self) -> int:
+        return len(self.rows) if self.rows is not None else len(self.session)
+
+    def number_at(self, row: int) -> int:
+        """The record number shown at ``row`` (0-based)."""
+        return self.rows[row] if self.rows is not None else row + 1
+
+    def row_of(self, n: int) -> int:
+        """The row showing record ``n``, or the row of the nearest record after it (filtered views)."""
+        if self.rows is None:
+            return max(0, min(n - 1, len(self.session) - 1))
+        import bisect
+
+        i = bisect.bisect_left(self.rows, n)
+        return min(i, max(0, len(self.rows) - 1))
+
+    # -- records --------------------------------------------------------------------------------
+    def view(self, n: int) -> View:
+        try:
+            size = self.record_size(n)
+            if size is not None and QUICK_VIEW_SIZE < size <= DEFAULT_CAP:
+                return self._big_view(n)
+            return self.session.view(n)
+        except OSError as exc:  # the file shrank under us (a rewrite under way)
+            return View(n, Kind.INVALID, label="unavailable", text=f"cannot read the record now: {exc}")
+
+    def _big_view(self, n: int) -> View:
+        """A record over QUICK_VIEW_SIZE: orjson and the adapter only, cached. The byte-level checks
+        (duplicate keys, nesting depth) cost seconds on such a record and are left to ``check``."""
+        hit = self._big_views.get(n)
+        if hit is not None:
+            return hit
+        record = self.session.record(n)
+        view = quick_view(self.session, n, record.raw)
+        self._big_views[n] = view
+        if len(self._big_views) > 8:
+            self._big_views.pop(next(iter(self._big_views)))
+        return view
+
+    def record(self, n: int) -> Record | None:
+        if isinstance(self.session, JsonlSession):
+            try:
+                return self.session.record(n)
+            except OSError:
+                return None
+        return None
+
+    def record_size(self, n: int) -> int | None:
+        if isinstance(self.session, JsonlSession):
+            return self.session.doc.record_size(n)
+        return None
+
+    # -- scanning (for worker threads) ----------------------------------------------------------
+    def scanner(self) -> "Scanner":
+        return Scanner(self.session)
+
+    def compute_stats(self, should_stop: Callable[[], bool] = lambda: False) -> Stats | None:
+        stats = Stats()
+        for view in self.scanner().quick_views(1, len(self.session), should_stop):
+            stats.add(view)
+        if should_stop():
+            return None
+        stats.complete = True
+        return stats
+
+    def names(self) -> dict[str, str]:
+        names: dict[str, str] = {}
+        if self.stats is not None:
+            names.update(self.stats.names)
+        names.update(self.appended_stats.names)
+        return names
+
+    def current_stats(self) -> Stats:
+        """Where stats of newly appended records go."""
+        return self.stats if self.stats is not None else self.appended_stats
+
+    def row_visible(self, n: int) -> bool:
+        if self.rows is None:
+            return 1 <= n <= len(self.session)
+        import bisect
+
+        i = bisect.bisect_left(self.rows, n)
+        return i < len(self.rows) and self.rows[i] == n
+
+    def partner(self, n: int, view: View | None = None, scan_limit: int = 5000) -> int | None:
+        """For a tool call: the record of its (first) result; for a result: the record of its call."""
+        view = view if view is not None else self.view(n)
+        known = [s for s in (self.stats, self.appended_stats) if s is not None]
+        for call in view.tool_calls:
+            if call.id is None:
+                continue
+            for s in known:
+                if call.id in s.results:
+                    return s.results[call.id]
+            for m in range(n + 1, min(len(self.session), n + scan_limit) + 1):
+                if any(r.call_id == call.id for r in self.view(m).tool_results):
+                    return m
+        for result in view.tool_results:
+            if result.call_id is None:
+                continue
+            for s in known:
+                if result.call_id in s.calls:
+                    return s.calls[result.call_id]
+            for m in range(n - 1, max(0, n - scan_limit), -1):
+                if any(c.id == result.call_id for c in self.view(m).tool_calls):
+                    return m
+        return None
+
+
+class Scanner:
+    """Views of many records for a worker thread, without touching the display's parse cache."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        if isinstance(session, JsonlSession):
+            self._private: Session = JsonlSession(session.doc, adapter=session.adapter, cap=session.cap, cache_size=4)
+        else:
+            self._private = session
+
+    def views(self, first: int, last: int, should_stop: Callable[[], bool] = lambda: False) -> Iterator[View]:
+        step = 1 if last >= first else -1
+        for n in range(first, last + step, step):
+            if (n & 255) == 0 and should_stop():
+                return
+            try:
+                yield self._private.view(n)
+            except OSError:
+                return
+
+    def blocks(self, first: int, last: int, chunk: int = 4 << 20, cap: int = DEFAULT_CAP) -> Iterator[tuple[int, int, bytes | None, list[int]]]:
+        """For JSONL: ``(n0, n1, data, offsets)`` for runs of records read in one go, in the direction
+        from ``first`` to ``last``. ``offsets`` are the starts of records n0..n1 in ``data`` plus its end.
+        A record over ``cap`` comes alone with ``data`` None (it is never read)."""
+        session = self._private
+        assert isinstance(session, JsonlSession)
+        src = session.doc.source
+        reverse = last < first
+        n = first
+        while (n >= last) if reverse else (n <= last):
+            s0, e0 = src.span(n - 1)
+            if e0 - s0 > cap:
+                yield n, n, None, [0, e0 - s0]
+                n += -1 if reverse else 1
+                continue
+            m = n
+            if reverse:
+                while m > last and e0 - src.span(m - 2)[0] <= chunk and src.span(m - 2)[1] - src.span(m - 2)[0] <= cap:
+                    m -= 1
+                lo, hi = m, n
+            else:
+                while m < last and src.span(m)[1] - s0 <= chunk and src.span(m)[1] - src.span(m)[0] <= cap:
+                    m += 1
+                lo, hi = n, m
+            start = src.starts[lo - 1]
+            end = src.span(hi - 1)[1]
+            try:
+                data = src.read(start, end - start)
+            except OSError:
+                return
+            offsets = [src.starts[i] - start for i in range(lo - 1, hi)] + [end - start]
+            yield lo, hi, data, offsets
+            n = (m - 1) if reverse else (m + 1)
+
+    def view(self, n: int) -> View:
+        return self._private.view(n)
+
+    def quick_view(self, n: int, raw: bytes | None = None) -> View:
+        """See :func:`quick_view`."""
+        if raw is None:
+            return self._private.view(n)
+        return quick_view(self._private, n, raw)
+
+    def quick_views(self, first: int, last: int, should_stop: Callable[[], bool] = lambda: False) -> Iterator[View]:
+        """:meth:`quick_view` of records ``first..last`` (ascending), read in big blocks."""
+        if not isinstance(self._private, JsonlSession):
+            yield from self.views(first, last, should_stop)
+            return
+        for n0, n1, data, offsets in self.blocks(first, last):
+            if should_stop():
+                return
+            for n in range(n0, n1 + 1):
+                raw = None if data is None else data[offsets[n - n0] : offsets[n - n0 + 1]]
+                yield self.quick_view(n, raw)
+
+
+def quick_view(session: Session, n: int, raw: bytes) -> View:
+    """The view of record ``n`` for counting, filtering, searching and big records: the adapter's
+    reading of the record, without the byte-level checks (duplicate keys, nesting) of the full path.
+    Falls back to the full path for anything orjson does not take as is."""
+    if not isinstance(session, JsonlSession):
+        return session.view(n)
+    raw = raw[:-1] if raw.endswith(b"\n") else raw
+    raw = raw[:-1] if raw.endswith(b"\r") else raw
+    if len(raw) > session.cap or not raw.strip():
+        return session.view(n)
+    try:
+        value = orjson.loads(raw)
+        if _BIG_DIGITS.search(raw):
+            raise ValueError("maybe an integer beyond 64 bits")
+        view = session.adapter.view(n, value)
+    except Exception:
+        return session.view(n)
+    if view.kind is Kind.UNKNOWN and view.raw is None:
+        view.raw = raw[:4096]
+    return view
+
+
+def searchable_text(view: View) -> str:
+    """The text a search looks at: what the transcript shows for a record, unabridged."""
+    parts = [view.role or "", view.label or "", view.text or "", view.reasoning or ""]
+    for call in view.tool_calls:
+        parts.append(call.name)
+        parts.append(call.raw_arguments if call.raw_arguments is not None else _compact(call.arguments))
+    for result in view.tool_results:
+        if result.content != view.text:
+            parts.append(result.content or "")
+    if view.kind in (Kind.INVALID, Kind.UNKNOWN) and view.raw is not None:
+        parts.append(view.raw.decode("utf-8", "replace"))
+    for p in view.problems:
+        parts.append(p.message)
+    return "\n".join(parts)
+
+
+def _compact(value: Any) -> str:
+    import orjson
+
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return repr(value)

@@ -1,0 +1,1 @@
+"""Screens of the sessionview UI: the session browser, the transcript, help."""

@@ -1,0 +1,312 @@
+"""The session browser: every session file under a directory, newest change first, kept current.
+
+The listing comes from one ``os.scandir`` walk (name, size, mtime: no file is opened), then a thread
+describes rows (format, record count) in the order they are needed: visible rows first, then the most
+recent ones. ``watchfiles`` keeps the list current: new files appear and deleted ones go.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import time
+from typing import Callable
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+from textual.worker import get_current_worker
+
+from sessionview.core.catalog import LIVE_WINDOW, Catalog, describe
+from sessionview.core.text import escape_control
+from sessionview.ui import messages as msg
+from sessionview.ui.widgets.session_table import SessionTable, header_text
+
+BACKGROUND_DESCRIBE = 200  # rows described without being asked for (the most recent ones)
+FILTER_DEBOUNCE = 0.08  # seconds: a big list is filtered once typing pauses
+REDESCRIBE_EVERY = 1.0
+BATCH_EVERY = 0.1  # seconds: descriptions go to the screen in batches  # seconds: a file that keeps changing is described again at most this often
+SORTS = ("mtime", "name", "size")
+SORT_LABELS = {"mtime": "last change", "name": "name", "size": "size"}
+
+
+class BrowserScreen(Screen):
+    CSS_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "browser.tcss")
+
+    BINDINGS = [
+        Binding("slash", "focus_filter", "Filter by name", id="browser.filter"),
+        Binding("s", "cycle_sort", "Sort", id="browser.sort"),
+        Binding("r", "rescan", "Rescan", show=False, id="browser.rescan"),
+        Binding("escape", "escape", "Clear filter", show=False, id="browser.clear"),
+        Binding("q", "quit", "Quit", id="browser.quit"),
+    ]
+
+    def __init__(
+        self,
+        root: str,
+        *,
+        display: str | None = None,
+        clock: Callable[[], float] = time.time,
+        watch: bool = True,
+        poll_interval: float = 0.015,
+        read_only: bool = False,
+    ) -> None:
+        super().__init__()
+        self.root = os.path.abspath(root)
+        self.display_root = display or self.root
+        self.catalog = Catalog(self.root)
+        self.clock = clock
+        self.watch = watch
+        self.poll_interval = poll_interval
+        self.read_only = read_only
+        self.filter_text = ""
+        self.sort = "mtime"
+        self.loaded = False
+        self._want: "queue.Queue[tuple[int, str, int, float] | None]" = queue.Queue()
+        self._described_at: dict[str, float] = {}
+        self._stop = threading.Event()
+        self._seq = 0
+        self._sorted: list = []
+        self._folded: list[str] = []
+        self._sorted_key: tuple | None = None
+        self._filter_timer = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="browser-header")
+        yield Input(placeholder="filter by name  ( / )", id="name-filter")
+        yield Static(id="columns")
+        yield SessionTable(self.clock, id="sessions")
+        yield Footer()
+
+    @property
+    def table(self) -> SessionTable:
+        return self.query_one("#sessions", SessionTable)
+
+    def on_mount(self) -> None:
+        self.table.focus()
+        self._refresh_header()
+        self._scan()
+        self._describer(self._stop)
+        if self.watch:
+            self._watcher()
+        self.set_interval(1.0, self._tick)
+
+    def on_unmount(self) -> None:
+        self._stop.set()
+        self._want.put(None)
+
+    # -- listing ------------------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="scan", exit_on_error=False)
+    def _scan(self) -> None:
+        worker = get_current_worker()
+        catalog = Catalog(self.root)
+        catalog.entries = dict(self.catalog.entries)
+        catalog.load(lambda: worker.is_cancelled)
+        if not worker.is_cancelled:
+            self.post_message(msg.CatalogScanned(catalog))
+
+    @on(msg.CatalogScanned)
+    def _scanned(self, message: msg.CatalogScanned) -> None:
+        self.catalog.entries = message.catalog.entries
+        self.catalog.version += 1
+        self.loaded = True
+        self._refresh_rows()
+        self.post_message(msg.CatalogLoaded())
+
+    def _refresh_rows(self) -> None:
+        key = (self.catalog.version, self.sort)
+        if self._sorted_key != key:
+            self._sorted = self.catalog.sorted("", self.sort)
+            self._folded = [e.rel.casefold() for e in self._sorted]
+            self._sorted_key = key
+            self._queue_background(self._sorted)
+        needle = self.filter_text.casefold()
+        rows = [e for e, f in zip(self._sorted, self._folded) if needle in f] if needle else self._sorted
+        self.table.set_rows(rows)
+        self._refresh_header()
+
+    def _debounced_refresh(self) -> None:
+        if self._filter_timer is not None:
+            self._filter_timer.stop()
+        self._filter_timer = self.set_timer(FILTER_DEBOUNCE, self._refresh_rows)
+
+    def _refresh_header(self) -> None:
+        n = len(self.catalog)
+        now = self.clock()
+        live = sum(1 for e in self.catalog.entries.values() if e.is_live(now, LIVE_WINDOW))
+        shown = len(self.table.rows) if self.is_mounted else 0
+        parts: list = [("sessionview ", "bold $text-accent"), (escape_control(self.display_root, one_line=True), "bold")]
+        line2: list = []
+        if not self.loaded:
+            line2.append(("scanning…", "$text-muted"))
+        else:
+            line2.append(f"{n:,} session{'s' if n != 1 else ''}")
+            if self.filter_text:
+                line2.append((f" · {shown:,} match “{escape_control(self.filter_text, one_line=True)}”", "$text-accent"))
+            if live:
+                line2.append((f" · ● {live} live", "bold $text-success"))
+            line2.append((f" · sorted by {SORT_LABELS[self.sort]}", "$text-muted"))
+        self.query_one("#browser-header", Static).update(Content("\n").join([Content.assemble(*parts), Content.assemble(*line2)]))
+        width = self.table.scrollable_content_region.width or self.size.width
+        self.query_one("#columns", Static).update(Content(header_text(max(20, width))))
+
+    def on_resize(self) -> None:
+        self._refresh_header()
+
+    def _tick(self) -> None:
+        now = self.clock()
+        if any(now - e.mtime < 3600 for e in self.table.visible_rows()):
+            self.table.refresh()
+        if any(e.is_live(now + 1, LIVE_WINDOW + 1) for e in self.catalog.entries.values()):
+            self._refresh_header()
+
+    # -- describing ---------------------------------------------------------------------------------
+    def _queue(self, priority: int, paths: list) -> None:
+        for e in paths:
+            if e.stale:
+                last = self._described_at.get(e.path)
+                if last is not None and time.monotonic() - last < REDESCRIBE_EVERY and priority > 0:
+                    continue
+                self._seq += 1
+                self._want.put((priority, e.path, e.size, e.mtime))
+
+    def _queue_background(self, rows: list) -> None:
+        self._queue(2, rows[:BACKGROUND_DESCRIBE])
+
+    @on(SessionTable.Scrolled)
+    def _scrolled(self, message: SessionTable.Scrolled) -> None:
+        self._queue(0, self.table.visible_rows())
+
+    @work(thread=True, group="describe", exit_on_error=False)
+    def _describer(self, stop: threading.Event) -> None:
+        """Describe wanted rows, most urgent first (0: visible, 1: changed, 2: background)."""
+        pending: dict[str, tuple[int, int, float]] = {}
+        batch: list[tuple[str, int, float, str, int | None, str | None]] = []
+        last_post = time.monotonic()
+        while not stop.is_set():
+            items = []
+            try:
+                items.append(self._want.get(timeout=0.5) if not pending else self._want.get_nowait())
+            except queue.Empty:
+                pass
+            while True:
+                try:
+                    items.append(self._want.get_nowait())
+                except queue.Empty:
+                    break
+            for item in items:
+                if item is None:
+                    return
+                prio, path, size, mtime = item
+                old = pending.get(path)
+                if old is None or prio <= old[0]:
+                    pending[path] = (prio, size, mtime)
+            if not pending:
+                continue
+            path = min(pending, key=lambda p: pending[p][0])
+            prio, size, mtime = pending.pop(path)
+            fmt, count, error = describe(path, stop.is_set)
+            if stop.is_set():
+                return
+            if prio >= 2:
+                stop.wait(0.002)  # background work: leave the interpreter to the UI most of the time
+            batch.append((path, size, mtime, fmt, count, error))
+            now = time.monotonic()
+            if not pending or now - last_post > BATCH_EVERY:
+                self.post_message(msg.Described(batch))
+                batch = []
+                last_post = now
+        if batch and not stop.is_set():
+            self.post_message(msg.Described(batch))
+
+    @on(msg.Described)
+    def _described(self, message: msg.Described) -> None:
+        again = []
+        now = time.monotonic()
+        for path, size, mtime, fmt, count, error in message.items:
+            self._described_at[path] = now
+            e = self.catalog.entries.get(path)
+            if e is None:
+                continue
+            self.catalog.set_description(path, size, mtime, fmt, count, error)
+            if (e.size, e.mtime) != (size, mtime):
+                e.described_at = None  # it changed while it was being read: describe it again
+                again.append(e)
+        if again:
+            self._queue(1, again)
+        self.table.refresh()
+
+    # -- watching -----------------------------------------------------------------------------------
+    @work(exclusive=True, group="dir-watch", exit_on_error=False)
+    async def _watcher(self) -> None:
+        import asyncio
+
+        from sessionview.core.watch import watch_sessions
+
+        stop = asyncio.Event()
+        self._watch_stop = stop
+        try:
+            async for batch in watch_sessions(self.root, debounce_ms=100, step_ms=50, stop_event=stop):
+                changed = self.catalog.apply(batch)
+                if changed:
+                    self._refresh_rows()
+                    self._queue(1, [self.catalog.entries[p] for p in changed if p in self.catalog.entries])
+                    self.post_message(msg.CatalogChanged(changed))
+        except Exception as exc:  # watching is a convenience: the list still works without it
+            self.notify(f"not watching the directory: {escape_control(str(exc), one_line=True)}", severity="warning", markup=False)
+
+    # -- actions ------------------------------------------------------------------------------------
+    @on(SessionTable.Opened)
+    def _open(self, message: SessionTable.Opened) -> None:
+        from sessionview.ui.screens.session import SessionScreen
+
+        self.app.push_screen(
+            SessionScreen(
+                message.entry.path,
+                display=os.path.join(self.display_root, message.entry.rel),
+                clock=self.clock,
+                poll_interval=self.poll_interval,
+                read_only=self.read_only,
+            )
+        )
+
+    @on(Input.Changed, "#name-filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.filter_text = event.value
+        if len(self.catalog) > 2000:
+            self._debounced_refresh()
+        else:
+            self._refresh_rows()
+
+    @on(Input.Submitted, "#name-filter")
+    def _filter_submitted(self, event: Input.Submitted) -> None:
+        self.table.focus()
+
+    def action_focus_filter(self) -> None:
+        self.query_one("#name-filter", Input).focus()
+
+    def action_escape(self) -> None:
+        inp = self.query_one("#name-filter", Input)
+        if inp.value:
+            inp.value = ""
+        self.table.focus()
+
+    def action_cycle_sort(self) -> None:
+        self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
+        self._refresh_rows()
+
+    def action_rescan(self) -> None:
+        self._scan()
+
+    def action_quit(self) -> None:
+        self.app.exit(0)
+
+    def on_key(self, event) -> None:
+        inp = self.query_one("#name-filter", Input)
+        if inp.has_focus and event.key in ("down", "enter"):
+            self.table.focus()
+            event.stop()

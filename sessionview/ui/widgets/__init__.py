@@ -1,0 +1,1 @@
+"""Widgets of the sessionview UI, one concept per module."""

@@ -1,0 +1,107 @@
+"""What the session screen says about itself: the header (path, format, counts, tokens, live state) and
+the status line (file events, progress, search, filter, follow state, position). Text from files is
+escaped; everything is plain ``Content``, never markup."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.content import Content
+
+from sessionview.core.text import escape_control
+from sessionview.ui.fmt import human_count, human_size
+
+REASONS = {
+    "truncated": "the file shrank or was rewritten with other content; reloaded",
+    "replaced": "a new file is at this path; reloaded and following it",
+    "deleted": "the file was removed; what it had stays on screen",
+    "changed": "the document changed; reloaded",
+}
+
+
+def spread(left: Content, right: Content, width: int) -> Content:
+    """``left`` and ``right`` on one line ``width`` cells wide (``left`` is cut first)."""
+    gap = width - left.cell_length - right.cell_length
+    if gap < 1:
+        left = left.truncate(max(0, width - right.cell_length - 1), ellipsis=True)
+        gap = max(1, width - left.cell_length - right.cell_length)
+    return Content.assemble(left, " " * gap, right)
+
+
+def header_content(screen: Any, width: int, stats_auto_limit: int) -> Content:
+    """Two lines: the path and the live state; the format, counts and approximate tokens."""
+    model = screen.model
+    path = escape_control(screen.display_path, one_line=True)
+    state = {
+        "live": ("● live", "bold $text-success"),
+        "idle": ("○ idle", "$text-muted"),
+        "deleted": ("✗ deleted", "bold $text-error"),
+        "opening": ("… opening", "$text-muted"),
+        "error": ("✗ cannot open", "bold $text-error"),
+    }[screen.state]
+    line1 = Content.assemble(("sessionview ", "bold $text-accent"), (path, "bold"))
+    right1 = Content.assemble(*([("read-only  ", "$text-muted")] if screen.read_only else []), state)
+    parts: list[tuple[str, str] | str] = []
+    if model is not None:
+        parts.append((model.session.format_title, "$text-secondary"))
+        count = len(model)
+        word = "record" if model.lines else "message"
+        if model.indexed:
+            parts.append(f" · {count:,} {word}{'s' if count != 1 else ''}")
+        else:
+            parts.append(f" · last {count:,} records (indexing)")
+        parts.append(f" · {human_size(model.size)}")
+        stats = model.stats
+        if stats is not None:
+            roles = sorted(stats.roles.items(), key=lambda kv: -kv[1])[:5]
+            for role, n in roles:
+                parts.append((f" · {escape_control(role, one_line=True)} {n:,}", "$text-muted"))
+            if stats.invalid:
+                parts.append((f" · {stats.invalid:,} invalid", "$text-error"))
+            parts.append((f" · ~{human_count(stats.tokens)} tok", "bold"))
+        elif model.indexed and model.lines and model.size > stats_auto_limit:
+            parts.append((" · ~? tok (f counts)", "$text-muted"))
+        else:
+            parts.append((" · ~… tok", "$text-muted"))
+    line2 = Content.assemble(*parts)
+    top = spread(line1, right1, width)
+    return Content("\n").join([top, line2])
+
+
+def status_content(screen: Any, width: int) -> Content:
+    """One line: file events, progress, search and filter on the left; follow state and position right."""
+    model = screen.model
+    t = screen.transcript
+    left: list[tuple[str, str] | str] = []
+    if screen.notice in REASONS:
+        style = "bold $text-error" if screen.notice in ("deleted", "truncated") else "bold $text-warning"
+        left.append((f"{screen.notice}", style))
+        left.append((f": {REASONS[screen.notice]}  ", "$text-muted"))
+    elif screen.notice:
+        left.append((escape_control(screen.notice, one_line=True) + "  ", "$text-error"))
+    if screen.index_progress is not None:
+        left.append((f"indexing {screen.index_progress:.0%}  ", "$text-muted"))
+    if screen.search_status:
+        left.append((screen.search_status + "  ", "$text-accent"))
+    if model is not None and model.filter.active:
+        left.append(("filter: ", "$text-muted"))
+        left.append((escape_control(model.filter.describe(), one_line=True) + "  ", "bold $text-accent"))
+    if model is not None and model.pending is not None:
+        left.append((f"pending line: {human_size(model.pending.size)}  ", "$text-muted italic"))
+    right: list[tuple[str, str] | str] = []
+    if model is not None:
+        if t.follow:
+            right.append(("following", "$text-success"))
+        else:
+            right.append(("paused", "$text-warning"))
+            if t.new_count:
+                right.append((f" · {t.new_count:,} new", "bold $text-warning"))
+        n = t.cursor_number
+        line = model.line_number(n) if n is not None else None
+        total = model.row_count()
+        if t.is_pending_row(t.cursor):
+            right.append(("  pending", "bold"))
+        else:
+            right.append((f"  #{line:,}" if line is not None else "  #…", "bold"))
+        right.append((f"  {t.cursor + 1 if total else 0:,}/{total:,}", "$text-muted"))
+    return spread(Content.assemble(*left), Content.assemble(*right), width)
