@@ -69,7 +69,7 @@ def _prefetch(path: str) -> Any:
 
     def work() -> None:
         try:
-            from sessionview.ui.model import TranscriptModel
+            from sessionview.core.transcript import TranscriptModel
 
             future.set_result(TranscriptModel.open(path))
         except BaseException as exc:  # the screen reports it

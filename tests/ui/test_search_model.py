@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from sessionview.ui.model import Filter, TranscriptModel
-from sessionview.ui.search import filter_rows, find
+from sessionview.core.transcript import Filter, TranscriptModel
+from sessionview.core.search import filter_rows, find
 
 
 def model_of(tmp_path, values) -> TranscriptModel:

@@ -28,8 +28,8 @@ from sessionview.core.model import View
 from sessionview.core.tail import Appended, Deleted, Follower, Pending, Replaced, Truncated, full_index
 from sessionview.core.text import escape_control
 from sessionview.ui import messages as msg
-from sessionview.ui.model import Filter, Stats, TranscriptModel
-from sessionview.ui.search import filter_rows, find
+from sessionview.core.transcript import Filter, Stats, TranscriptModel
+from sessionview.core.search import filter_rows, find
 from sessionview.ui.widgets.blocks import Links
 from sessionview.ui.widgets.detail import DetailPane
 from sessionview.ui.widgets.header import REASONS, header_content, status_content

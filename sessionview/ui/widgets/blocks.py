@@ -21,8 +21,8 @@ from sessionview.core.model import Kind, View
 from sessionview.core.render import pretty
 from sessionview.core.tail import Pending
 from sessionview.core.text import approx_tokens, decode_for_display, escape_control
-from sessionview.ui.fmt import human_count, human_size
-from sessionview.ui.model import view_tokens
+from sessionview.core.humanize import human_count, human_size
+from sessionview.core.transcript import view_tokens
 
 COMPONENTS = (
     "transcript--user",

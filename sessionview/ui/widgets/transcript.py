@@ -27,7 +27,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from sessionview.core.model import Kind, View
-from sessionview.ui.model import TranscriptModel
+from sessionview.core.transcript import TranscriptModel
 from sessionview.ui.widgets.blocks import COMPONENTS, Entry, Links, Painter, Palette
 
 GUTTER = 2
