@@ -87,7 +87,7 @@ class _Out:
 def cmd_show(args: argparse.Namespace) -> int:
     from sessionview.core import render
 
-    session = _open(args.file)
+    session = _open(args.file, digest=False)  # read-only: no SHA-256 while indexing
     out = _Out()
     try:
         if args.json:
@@ -115,7 +115,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     worst = 0
     for path in args.files:
         try:
-            session = _open(path)
+            session = _open(path, digest=False)  # read-only: no SHA-256 while indexing
         except CliError as exc:
             _err(str(exc))
             worst = max(worst, exc.code)
@@ -321,12 +321,12 @@ def cmd_undo(args: argparse.Namespace) -> int:
 # helpers
 
 
-def _open(path: str) -> Any:
+def _open(path: str, digest: bool = True) -> Any:
     from sessionview.core.document import NotRegularFile
     from sessionview.core.session import open_session
 
     try:
-        return open_session(path)
+        return open_session(path, digest=digest)
     except NotRegularFile as exc:
         raise CliError(str(exc)) from None
     except FileNotFoundError:

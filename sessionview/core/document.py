@@ -324,12 +324,17 @@ class Document:
         return cls(Source.from_bytes(data), path=path)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], progress: Callable[[int], None] | None = None) -> "Document":
-        """Index a regular file. The file descriptor stays open for on-demand reads."""
+    def load(
+        cls, path: str | os.PathLike[str], progress: Callable[[int], None] | None = None, digest: bool = True
+    ) -> "Document":
+        """Index a regular file. The file descriptor stays open for on-demand reads.
+
+        ``digest=False`` skips the SHA-256 taken while indexing (it caps indexing at the hash's speed, about
+        2 GB/s): for read-only uses. A later ``save.stamp_document`` then hashes through the descriptor."""
         fd = open_regular(path)
         try:
             st = os.fstat(fd)
-            source = Source.from_fd(fd, st.st_size, progress=progress)
+            source = Source.from_fd(fd, st.st_size, progress=progress, digest=digest)
         except BaseException:
             os.close(fd)
             raise

@@ -102,10 +102,32 @@ def _raw_key_count(raw: bytes) -> int:
     return sum(1 for p in s.split(b'"')[2::2] if p.lstrip(b" \t\r\n").startswith(b":"))
 
 
+def _string_colons(value: Any) -> int:
+    """Colons in the keys and strings of a parsed value."""
+    n = 0
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            n += v.count(":")
+        elif isinstance(v, dict):
+            for k in v:
+                n += k.count(":")
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return n
+
+
 def has_duplicate_keys(raw: bytes, value: Any) -> bool:
     parsed = _count_keys(value)
-    if raw.count(b":") <= parsed:
+    colons = raw.count(b":")
+    if colons <= parsed:
         return False  # every key needs a colon: this upper bound on the keys in the bytes was all parsed
+    if b"\\u003" not in raw and colons - _string_colons(value) <= parsed:
+        # Without a \u003a escape, each colon in the parsed strings is a distinct colon inside a string of
+        # the bytes (duplicates only drop strings), so the rest bounds the keys in the bytes.
+        return False
     return _raw_key_count(raw) != parsed
 
 
@@ -178,7 +200,7 @@ def _parse(raw: bytes, terminated: bool, cap: int, max_depth: int) -> Parsed:
     notes: list[str] = []
     try:
         value = orjson.loads(raw)
-        if _BIG_DIGITS.search(raw) and _may_have_lost_int(value):
+        if _may_have_lost_int(value) and _BIG_DIGITS.search(raw):
             raise ValueError("integer beyond 64 bits")
     except (orjson.JSONDecodeError, ValueError) as first_error:
         try:

@@ -14,7 +14,7 @@ from typing import Any, Iterator
 from sessionview.core import formats
 from sessionview.core.document import Document, Record
 from sessionview.core.formats.base import Adapter, warn
-from sessionview.core.model import Kind, Problem, View, merge_views
+from sessionview.core.model import Kind, Problem, ToolCall, ToolResult, View, merge_views
 from sessionview.core.pairing import Pairing, pair
 from sessionview.core.parse import DEFAULT_CAP, PREVIEW, Parsed, Status, nesting_depth, parse_record
 
@@ -80,8 +80,11 @@ class Session:
 
 
 def _slim(v: View) -> View:
-    """A view with only what pairing needs, so a check of a huge file keeps little in memory."""
-    return View(v.number, v.kind, tool_calls=v.tool_calls, tool_results=v.tool_results, numbers=v.numbers)
+    """A view with only what pairing needs (ids, names, numbers), so a check of a huge file keeps little in
+    memory: the arguments of the calls and the content of the results are dropped."""
+    calls = tuple(ToolCall(c.id, c.name, None) for c in v.tool_calls)
+    results = tuple(ToolResult(r.call_id, "", r.is_error, r.name) for r in v.tool_results)
+    return View(v.number, v.kind, tool_calls=calls, tool_results=results, numbers=v.numbers)
 
 
 class JsonlSession(Session):
@@ -105,8 +108,8 @@ class JsonlSession(Session):
         return cached[1]
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], cap: int = DEFAULT_CAP) -> "JsonlSession":
-        return cls(Document.load(path), cap=cap)
+    def load(cls, path: str | os.PathLike[str], cap: int = DEFAULT_CAP, digest: bool = True) -> "JsonlSession":
+        return cls(Document.load(path, digest=digest), cap=cap)
 
     @classmethod
     def from_bytes(cls, data: bytes, path: str | None = None, cap: int = DEFAULT_CAP) -> "JsonlSession":
@@ -196,11 +199,11 @@ class JsonlSession(Session):
         return view
 
 
-def open_session(path: str | os.PathLike[str], cap: int = DEFAULT_CAP) -> Session:
-    """Open a session file of any supported format."""
+def open_session(path: str | os.PathLike[str], cap: int = DEFAULT_CAP, digest: bool = True) -> Session:
+    """Open a session file of any supported format. ``digest=False``: for reading only (see ``Document.load``)."""
     from sessionview.core import littleghost
 
     p = os.fspath(path)
     if littleghost.looks_like_store_document(p):
         return littleghost.LittleGhostSession.load(p)
-    return JsonlSession.load(p, cap=cap)
+    return JsonlSession.load(p, cap=cap, digest=digest)
