@@ -85,7 +85,7 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
         await pilot.press("enter")
         await pilot.pause()
         save(app, "transcript.svg")
-        await pilot.press("d")
+        await pilot.press("i")
         await pilot.pause()
         save(app, "detail.svg")
 
@@ -107,7 +107,7 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
     app = SessionViewApp("sessions/problems.jsonl", clock=clock)
     async with app.run_test(size=size) as pilot:
         await session_ready(pilot)
-        await pilot.press("g", "j", "j", "d")
+        await pilot.press("g", "j", "j", "i")
         await pilot.pause()
         save(app, "bad-record.svg")
 
@@ -118,6 +118,50 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
         await pilot.press("question_mark")
         await pilot.pause()
         save(app, "help.svg")
+
+    # 6. editing: the message editor, then a compaction's preview and its diff (nothing is written)
+    from sessionview.ui.screens.confirm import PreviewScreen
+    from sessionview.ui.screens.edit import CompactScreen, EditorScreen
+
+    app = SessionViewApp("sessions/brute-session.jsonl", clock=clock)
+    async with app.run_test(size=size) as pilot:
+        await session_ready(pilot)
+        screen = app.screen
+        await pilot.press("colon", "9", "enter")
+        await wait_for(pilot, lambda: screen.transcript.cursor_number == 9)
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, EditorScreen))
+        editor = app.screen
+        # an edit Brute's reader would reject: the error is shown in place and the text is kept
+        editor.text_area.load_text(
+            '{\n  "role": "user",\n  "content": "Yes please. Keep the default behaviour backwards compatible, '
+            'and add a test for Tokyo.",\n  "priority": "high"\n}\n'
+        )
+        editor.text_area.move_cursor((3, 22))
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: editor.error)
+        await pilot.pause()
+        save(app, "editor.svg")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen and not screen.busy)
+        await pilot.press("colon", "2", "enter")
+        await wait_for(pilot, lambda: screen.transcript.cursor_number == 2)
+        await pilot.press("v", *"jjjjjj", "c")
+        await wait_for(pilot, lambda: isinstance(app.screen, CompactScreen))
+        compact = app.screen
+        await pilot.press("ctrl+g")
+        await wait_for(pilot, lambda: compact.text.startswith("Compacted"))
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: isinstance(app.screen, PreviewScreen))
+        await pilot.pause()
+        save(app, "compact-preview.svg")
+        await pilot.press("d")
+        await pilot.pause()
+        save(app, "diff.svg")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, CompactScreen))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen and not screen.busy)
     return written
 
 
@@ -131,6 +175,9 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     cwd = os.getcwd()
     with tempfile.TemporaryDirectory(prefix="sessionview-shots-") as tmp:
+        # no user configuration or state: the same pictures everywhere, and nothing written outside tmp
+        os.environ["SESSIONVIEW_CONFIG"] = os.path.join(tmp, "no-config.toml")
+        os.environ["SESSIONVIEW_STATE_DIR"] = os.path.join(tmp, "state")
         sessions = Path(tmp) / "sessions"
         sessions.mkdir()
         prepare(sessions)

@@ -14,7 +14,7 @@ import signal
 import subprocess
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from sessionview.core.model import Kind, View
 from sessionview.core.text import escape_control
@@ -94,8 +94,15 @@ class SummarizerResult:
     stderr: str
 
 
-def run_summarizer(command: str, records: Iterable[bytes], timeout: float = DEFAULT_TIMEOUT) -> SummarizerResult:
-    """Run ``sh -c command`` with ``records`` (raw JSONL lines, no terminators) on stdin."""
+def run_summarizer(
+    command: str,
+    records: Iterable[bytes],
+    timeout: float = DEFAULT_TIMEOUT,
+    on_start: Callable[["subprocess.Popen[bytes]"], None] | None = None,
+) -> SummarizerResult:
+    """Run ``sh -c command`` with ``records`` (raw JSONL lines, no terminators) on stdin.
+
+    ``on_start`` receives the process once it runs, so a caller in another thread can :func:`stop` it."""
     payload = b"".join(r + b"\n" for r in records)
     try:
         proc = subprocess.Popen(
@@ -107,6 +114,8 @@ def run_summarizer(command: str, records: Iterable[bytes], timeout: float = DEFA
         )
     except OSError as exc:
         raise SummarizerFailed(f"could not run the summarizer: {exc.strerror or exc}") from None
+    if on_start is not None:
+        on_start(proc)
     try:
         out, err = proc.communicate(payload, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -124,6 +133,11 @@ def run_summarizer(command: str, records: Iterable[bytes], timeout: float = DEFA
     if not text:
         raise SummarizerFailed("the summarizer printed nothing")
     return SummarizerResult(text, stderr)
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """Kill a running summarizer and everything it started (a user cancelled it)."""
+    _kill_group(proc)
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

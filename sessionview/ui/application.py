@@ -49,6 +49,9 @@ class SessionViewApp(App[int]):
         self.clock = clock
         self.watch = watch
         self.poll_interval = poll_interval
+        #: ``external_editor(text) -> text``: hands a message to $VISUAL/$EDITOR with the app suspended
+        #: (replaceable, e.g. by tests or an embedding that has another way to edit text)
+        self.external_editor: Callable[[str], str] = partial(_external_edit, self)
 
     def on_mount(self) -> None:
         self._apply_keymap()
@@ -122,3 +125,9 @@ class SessionViewApp(App[int]):
 
     async def _run_binding(self, node, action: str) -> None:
         await self.run_action(action, node)
+
+
+def _external_edit(app: App, text: str) -> str:
+    from sessionview.ui.external import edit_text
+
+    return edit_text(app, text)

@@ -95,7 +95,7 @@ async def test_long_and_oversized_lines_do_not_stall(tmp_path):
         assert "✗ oversized" in two and "more bytes" in two
         await pilot.press("enter")  # unfold: still bounded
         assert len(t.entry_lines(2)) <= 2100
-        await pilot.press("d")
+        await pilot.press("i")
         assert "more bytes · a shows all" in screen.detail.text
         await pilot.press("k")
         assert "raw bytes" in screen.detail.text and "more bytes" in screen.detail.text

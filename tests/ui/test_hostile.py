@@ -64,7 +64,7 @@ async def test_hostile_content_shows_literally_and_does_nothing(tmp_path):
         await pilot.pause()
         assert app.is_running and app.screen is screen and app.return_code is None
         # the detail pane and the search prompt are just as inert
-        await pilot.press("d")
+        await pilot.press("i")
         assert no_raw_controls(screen.detail.text)
         assert "[@click=app.quit]x[/]" in screen.detail.text
         await pilot.press("slash", *"[/b] and \\x1b", "enter")

@@ -189,7 +189,7 @@ async def test_detail_shows_json_and_byte_range(brute):
         t = screen.transcript
         await pilot.press("colon", "2", "enter")
         await wait_for(pilot, lambda: t.cursor_number == 2)
-        await pilot.press("d")
+        await pilot.press("i")
         d = screen.detail
         assert d.display
         rec = screen.model.record(2)
@@ -197,7 +197,7 @@ async def test_detail_shows_json_and_byte_range(brute):
         assert '"tool_calls": [' in d.text and '"name": "shell"' in d.text
         await pilot.press("j")
         assert "#3 · tool" in d.text
-        await pilot.press("d")
+        await pilot.press("i")
         assert not d.display
 
 
@@ -216,7 +216,7 @@ async def test_invalid_records_have_their_own_style_with_problem_and_raw(tmp_pat
         lines = t.entry_lines(screen.model.row_of(2))
         err = t._get_palette()["transcript--invalid"]
         assert any(seg.style and seg.style.color == err.color for seg in lines[0]._segments)
-        await pilot.press("d")
+        await pilot.press("i")
         assert "raw bytes (escaped)" in screen.detail.text
         assert "not UTF-8" in screen.detail.text and "\\xff\\xfe" in screen.detail.text
         await pilot.press("k")
@@ -269,7 +269,7 @@ async def test_littleghost_document_shows_messages_state_and_metadata(tmp_path):
         m = screen.model
         assert not m.lines and len(m) >= 4
         assert "LittleGhost" in all_text(app)
-        await pilot.press("d")
+        await pilot.press("i")
         assert "session state" in screen.detail.text or "session metadata" in screen.detail.text
 
 

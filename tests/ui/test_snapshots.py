@@ -79,7 +79,7 @@ def test_follow_snapshot(workdir, snap_compare):
 def test_bad_records_snapshot(workdir, snap_compare):
     async def ready(pilot):
         await _session_ready(pilot)
-        await pilot.press("g", "j", "j", "d")
+        await pilot.press("g", "j", "j", "i")
         await pilot.pause()
 
     app = SessionViewApp("sessions/problems.jsonl", clock=fixed_clock)

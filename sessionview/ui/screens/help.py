@@ -12,11 +12,27 @@ from textual.widgets import Static
 ABOUT = """sessionview shows agent session files (Brute, LittleGhost, Claude Code, Codex, pi, OpenAI and
 Anthropic message logs) and follows them while they are written. Nothing in a file is interpreted as
 markup or terminal control: escapes such as \\x1b are shown as text. The command palette (ctrl+p) lists the
-same actions."""
+same actions.
+
+Editing never writes without showing a preview first (y or enter writes, n or esc cancels). Every save is
+atomic, keeps a backup (H lists them) and can be undone (u) or redone (ctrl+r) during the run. A session
+an agent is writing can be edited, but the agent may write its own memory back over the edit: sessionview
+says so and a applies the edit again."""
 
 
 def key_label(key: str) -> str:
-    names = {"slash": "/", "colon": ":", "question_mark": "?", "escape": "esc", "space": "space", "pageup": "pgup", "pagedown": "pgdn"}
+    names = {
+        "slash": "/",
+        "colon": ":",
+        "question_mark": "?",
+        "escape": "esc",
+        "space": "space",
+        "pageup": "pgup",
+        "pagedown": "pgdn",
+        "delete": "del",
+        "shift+up": "shift+↑",
+        "shift+down": "shift+↓",
+    }
     return ", ".join(names.get(k.strip(), k.strip()) for k in key.split(","))
 
 
@@ -30,6 +46,7 @@ def action_rows(screen: Screen) -> list[tuple[str, str, str]]:
             continue
         where = type(active.node).__name__
         where = {"SessionViewApp": "everywhere"}.get(where, where)
+        where = getattr(active.node, "HELP_GROUPS", {}).get(b.id, where)
         k = (where, b.description)
         if k not in rows:
             rows[k] = []
@@ -88,6 +105,7 @@ _GROUP_TITLES = {
     "BrowserScreen": "Sessions",
     "SessionTable": "Session list",
     "DetailPane": "Detail",
+    "Editing": "Editing (every write is previewed first)",
     "PromptBar": "Prompt",
     "everywhere": "Everywhere",
 }

@@ -7,6 +7,8 @@ Workers (all post messages back, tagged with the opening's ``generation``):
 * stats (thread): counts, tokens and tool-call pairing over every record;
 * follow (thread): poll the file with a :class:`~sessionview.core.tail.Follower` every few milliseconds;
 * search / filter (thread): scan every record, cancellable, with progress.
+
+Editing (edit, delete, truncate, compact, undo, redo, restore) lives in :mod:`.session_edit`.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from sessionview.ui.widgets.blocks import Links
 from sessionview.ui.widgets.detail import DetailPane
 from sessionview.ui.widgets.header import REASONS, header_content, status_content
 from sessionview.ui.widgets.prompt import PromptBar
+from sessionview.ui.screens.session_edit import EDIT_BINDING_IDS, EditingMixin
 from sessionview.ui.widgets.transcript import TranscriptView
 
 LIVE_WINDOW = 5.0
@@ -41,21 +44,37 @@ STATS_AUTO_LIMIT = 256 << 20  # files up to this size get their stats computed a
 INLINE_APPEND_LIMIT = 2000  # appended records looked at on the UI thread at most
 
 
-class SessionScreen(Screen):
+class SessionScreen(EditingMixin, Screen):
     CSS_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "session.tcss")
 
     BINDINGS = [
         Binding("slash", "search", "Search", id="session.search"),
-        Binding("n", "search_next", "Next match", id="session.search-next"),
+        Binding("n", "search_next", "Next match", show=False, id="session.search-next"),
         Binding("N", "search_prev", "Prev match", show=False, id="session.search-prev"),
         Binding("f", "filter", "Filter", id="session.filter"),
-        Binding("colon", "goto", "Go to line", id="session.goto"),
-        Binding("p", "partner", "Call↔result", id="session.partner"),
-        Binding("d", "toggle_detail", "Detail", id="session.detail"),
-        Binding("escape", "clear", "Clear search/filter", show=False, id="session.clear"),
+        Binding("colon", "goto", "Go to line", show=False, id="session.goto"),
+        Binding("p", "partner", "Call↔result", show=False, id="session.partner"),
+        Binding("i", "toggle_detail", "Detail", id="session.detail"),
+        Binding("escape", "clear", "Clear range/search/filter", show=False, id="session.clear"),
         Binding("R", "reload", "Reload", show=False, id="session.reload"),
         Binding("q", "back", "Back", id="session.back"),
+        # editing (ids as documented in sessionview/config.py; the user keymap can rebind each one)
+        Binding("e", "edit", "Edit", id="edit"),
+        Binding("E", "edit_external", "Edit in $EDITOR", show=False, id="edit_external"),
+        Binding("d,delete", "delete", "Delete", id="delete"),
+        Binding("t", "truncate", "Truncate after", show=False, id="truncate"),
+        Binding("v", "mark_range", "Mark range", id="mark_range"),
+        Binding("shift+up", "extend_range(-1)", "Extend range up", show=False, id="extend_range_up"),
+        Binding("shift+down", "extend_range(1)", "Extend range down", show=False, id="extend_range_down"),
+        Binding("c", "compact", "Compact", id="compact"),
+        Binding("u", "undo", "Undo", id="undo"),
+        Binding("ctrl+r", "redo", "Redo", show=False, id="redo"),
+        Binding("a", "reapply", "Apply again", id="reapply"),
+        Binding("H", "history", "History & backups", show=False, id="history"),
     ]
+
+    #: binding id -> group title in the help screen (others go under the screen's name)
+    HELP_GROUPS = {binding_id: "Editing" for binding_id in EDIT_BINDING_IDS}
 
     def __init__(
         self,
@@ -88,6 +107,7 @@ class SessionScreen(Screen):
         self._stop_follow: threading.Event | None = None
         self._live_timer = None
         self._reload_timer = None
+        self._init_editing()
 
     # -- layout -------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -96,7 +116,7 @@ class SessionScreen(Screen):
         with Horizontal(id="body"):
             yield TranscriptView(id="transcript")
         yield Static(id="status")
-        yield Footer()
+        yield Footer(compact=True)
 
     @property
     def transcript(self) -> TranscriptView:
@@ -129,6 +149,7 @@ class SessionScreen(Screen):
 
     def on_unmount(self) -> None:
         self._stop_following()
+        self._close_editing()
         if self.model is not None:
             self.model.close()
             self.model = None
@@ -184,16 +205,22 @@ class SessionScreen(Screen):
         if old is not None:
             old.close()
         self.index_progress = None if model.indexed else 0.0
-        if message.reason:
-            self.notice = message.reason
-            self.notify(f"{message.reason}: {REASONS.get(message.reason, '')}", title="file changed", markup=False)
-        try:
-            st = os.stat(self.path)
-            recent = self.clock() - st.st_mtime <= LIVE_WINDOW
-        except OSError:
-            recent = False
-        if message.reason or recent:
-            self.last_change = self.clock()
+        if message.reason == "saved":
+            # our own save replaced the file: no alarm, and it does not make the session live
+            self.notice = ""
+        else:
+            if message.reason:
+                self.notice = message.reason
+                if self.edit_status.startswith("saved"):
+                    self.edit_status = ""  # older news than this
+                self.notify(f"{message.reason}: {REASONS.get(message.reason, '')}", title="file changed", markup=False)
+            try:
+                st = os.stat(self.path)
+                recent = self.clock() - st.st_mtime <= LIVE_WINDOW
+            except OSError:
+                recent = False
+            if message.reason or recent:
+                self.last_change = self.clock()
         self.state = "live" if self._is_live() else "idle"
         self._arm_live_timer()
         self._start_following(model)
@@ -251,6 +278,8 @@ class SessionScreen(Screen):
         self.index_progress = None
         t = self.transcript
         t.expanded = {n + shift for n in t.expanded}
+        if t.range_anchor is not None:
+            t.range_anchor += shift
         t.remap(lambda row: row if filtered else row + shift)
         self._maybe_stats()
         self._after_index()
@@ -385,14 +414,18 @@ class SessionScreen(Screen):
             if isinstance(ev, Appended):
                 added_rows += self._append(model, ev)
                 changed = True
+                if ev.rewritten:
+                    self._maybe_check_overwritten()  # a rewrite that kept what we saw: our edit may still be gone
             elif isinstance(ev, Pending):
                 model.set_pending(ev)
                 changed = True
             elif isinstance(ev, Truncated):
                 self._start_open("truncated")
+                self._maybe_check_overwritten()
                 return
             elif isinstance(ev, Replaced):
                 self._start_open("replaced")
+                self._maybe_check_overwritten()
                 return
             elif isinstance(ev, Deleted):
                 self.state = "deleted"
@@ -450,6 +483,27 @@ class SessionScreen(Screen):
             self._reload_timer.stop()
         reason = "replaced" if any(isinstance(e, Replaced) for e in events) else "changed"
         self._reload_timer = self.set_timer(0.1, lambda: self._start_open(reason))
+        self._maybe_check_overwritten()
+
+    # -- our own saves ------------------------------------------------------------------------------
+    def _suspend_follow(self) -> None:
+        """Before a save: stop following; late events of this opening are ignored (our own replacement
+        of the file is not news)."""
+        self.generation += 1
+        self._stop_following()
+        if self._reload_timer is not None:
+            self._reload_timer.stop()
+            self._reload_timer = None
+
+    def _reopen_after_save(self, target: int | None, saved: bool) -> None:
+        """After a save (or a failed one): show the file as it is, the cursor at ``target`` (a line number)
+        or where it was."""
+        t = self.transcript
+        if target is None and self.model is not None and not t.follow:
+            target = self.model.line_number(t.cursor_number) if t.cursor_number is not None else None
+        if target is not None:
+            self.pending_goto = max(1, target)
+        self._start_open("saved" if saved else "")
 
     def _is_live(self) -> bool:
         return self.last_change is not None and self.clock() - self.last_change <= LIVE_WINDOW
@@ -516,6 +570,10 @@ class SessionScreen(Screen):
         self._start_open("")
 
     def action_clear(self) -> None:
+        if self.transcript.range_anchor is not None:
+            self.transcript.clear_range()
+            self._refresh_status()
+            return
         if self.workers_running("search"):
             self.workers.cancel_group(self, "search")
             self.search_status = "search cancelled"

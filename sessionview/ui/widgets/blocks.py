@@ -46,6 +46,8 @@ COMPONENTS = (
     "transcript--scrollbar",
     "transcript--scrollbar-thumb",
     "transcript--marker",
+    "transcript--range",
+    "transcript--gutter-range",
 )
 
 ROLE_CLASS = {
@@ -309,7 +311,7 @@ class Painter:
         return out
 
     def _text(self, text: str, style: Style, max_lines: int, e: Entry, indent: int = 0) -> list[Strip]:
-        return self.paragraph(text, style, max_lines, indent, e.term, "d shows the record" if e.expanded else "enter expands")
+        return self.paragraph(text, style, max_lines, indent, e.term, "i shows the record" if e.expanded else "enter expands")
 
     def _reasoning(self, e: Entry) -> list[Strip]:
         text = e.view.reasoning or ""
@@ -321,7 +323,7 @@ class Painter:
             t.append(one_line(text, 60), style=pal["transcript--reasoning"])
             return self.wrap(t, 0, 1)[0]
         out = self.wrap(Text("▾ reasoning", style=pal["transcript--reasoning"]))[0]
-        out.extend(self.paragraph(text, pal["transcript--reasoning"], EXPANDED_LINES, 2, e.term, "d shows the record"))
+        out.extend(self.paragraph(text, pal["transcript--reasoning"], EXPANDED_LINES, 2, e.term, "i shows the record"))
         return out
 
     def _call(self, call: Any, e: Entry) -> list[Strip]:
@@ -354,7 +356,7 @@ class Painter:
             body = call.raw_arguments
         else:
             body = pretty(call.arguments)
-        out.extend(self.paragraph(body, pal["transcript--meta"], EXPANDED_LINES, 4, e.term, "d shows the record"))
+        out.extend(self.paragraph(body, pal["transcript--meta"], EXPANDED_LINES, 4, e.term, "i shows the record"))
         return out
 
     def _compaction(self, e: Entry) -> list[Strip]:
@@ -411,7 +413,7 @@ class Painter:
             out.extend(self.paragraph(raw, pal["transcript--dim"], EXPANDED_LINES if e.expanded else RAW_LINES, 2, e.term))
             if e.record_size is not None and e.record_size > len(v.raw) + 2 and not raw.endswith("…"):
                 more = e.record_size - len(v.raw)
-                out.extend(self.wrap(Text(f"… {more:,} more bytes · d shows the record", style=pal["transcript--note"]), 2)[0])
+                out.extend(self.wrap(Text(f"… {more:,} more bytes · i shows the record", style=pal["transcript--note"]), 2)[0])
         return out
 
     def pending(self, p: Pending, view: View | None, number: int | None) -> list[Strip]:

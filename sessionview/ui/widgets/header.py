@@ -40,7 +40,8 @@ def header_content(screen: Any, width: int, stats_auto_limit: int) -> Content:
         "error": ("✗ cannot open", "bold $text-error"),
     }[screen.state]
     line1 = Content.assemble(("sessionview ", "bold $text-accent"), (path, "bold"))
-    right1 = Content.assemble(*([("read-only  ", "$text-muted")] if screen.read_only else []), state)
+    read_only = screen.read_only or bool(model is not None and getattr(model.session, "read_only_reason", None))
+    right1 = Content.assemble(*([("read-only  ", "$text-muted")] if read_only else []), state)
     parts: list[tuple[str, str] | str] = []
     if model is not None:
         parts.append((model.session.format_title, "$text-secondary"))
@@ -73,6 +74,19 @@ def status_content(screen: Any, width: int) -> Content:
     model = screen.model
     t = screen.transcript
     left: list[tuple[str, str] | str] = []
+    busy = getattr(screen, "busy", "")
+    if busy:
+        left.append((f"{busy}…  ", "bold $text-accent"))
+    edit_status = getattr(screen, "edit_status", "")
+    if edit_status:
+        good = edit_status.startswith("saved")
+        left.append((escape_control(edit_status, one_line=True) + "  ", "$text-success" if good else "bold $text-warning"))
+    marked = t.marked_range if model is not None else None
+    if marked is not None:
+        a, b = (model.line_number(marked[0]), model.line_number(marked[1]))
+        where = f"#{a:,}–#{b:,}" if a is not None and b is not None else "…"
+        count = marked[1] - marked[0] + 1
+        left.append((f"range {where} ({count:,} record{'s' if count != 1 else ''}) · d deletes · c compacts · esc drops  ", "bold $text-accent"))
     if screen.notice in REASONS:
         style = "bold $text-error" if screen.notice in ("deleted", "truncated") else "bold $text-warning"
         left.append((f"{screen.notice}", style))

@@ -67,6 +67,8 @@ class TranscriptView(Widget, can_focus=True):
         & > .transcript--scrollbar { background: $panel; }
         & > .transcript--scrollbar-thumb { background: $primary 60%; }
         & > .transcript--marker { background: $accent; color: $text; text-style: bold; }
+        & > .transcript--range { background: $accent 12%; }
+        & > .transcript--gutter-range { color: $text-accent; text-style: bold; }
         &:focus > .transcript--cursor { background: $primary 18%; }
     }
     """
@@ -81,8 +83,8 @@ class TranscriptView(Widget, can_focus=True):
         Binding("g,home", "first", "First", show=False, id="transcript.first"),
         Binding("G,end", "last", "Last", show=False, id="transcript.last"),
         Binding("enter,o", "toggle_fold", "Fold/unfold", id="transcript.fold"),
-        Binding("E", "toggle_fold_all", "Unfold all", show=False, id="transcript.fold-all"),
-        Binding("F", "follow", "Follow", id="transcript.follow"),
+        Binding("O", "toggle_fold_all", "Unfold all", show=False, id="transcript.fold-all"),
+        Binding("F", "follow", "Follow", show=False, id="transcript.follow"),
     ]
 
     @dataclass
@@ -123,6 +125,7 @@ class TranscriptView(Widget, can_focus=True):
         self.expanded: set[int] = set()  # record numbers unfolded
         self.expand_all = False
         self.term = ""
+        self.range_anchor: int | None = None  # record number where a marked range starts (v)
         self._cache: OrderedDict[tuple, list[Strip]] = OrderedDict()
         self._role_styles: OrderedDict[int, Style] = OrderedDict()
         self._layout: list[Anchor | None] | None = None
@@ -137,6 +140,7 @@ class TranscriptView(Widget, can_focus=True):
         self.invalidate()
         if not keep_position:
             self.expanded.clear()
+            self.range_anchor = None
             self.new_count = 0
             self.follow = True
             self.cursor = max(0, self.total_rows() - 1)
@@ -328,17 +332,22 @@ class TranscriptView(Widget, can_focus=True):
             lines = self.entry_lines(row)
             line = lines[li] if li < len(lines) else Strip.blank(self.content_width)
             is_cursor = row == self.cursor
+            in_range = self._in_range(row)
             line_base = base + pal["transcript--cursor"] if is_cursor else base
-            gutter = self._gutter(row, li, is_cursor, line_base)
+            if in_range and not is_cursor:
+                line_base = line_base + pal["transcript--range"]
+            gutter = self._gutter(row, li, is_cursor, line_base, in_range)
             body = Strip.join([gutter, line.apply_style(line_base)]).adjust_cell_length(width - 1, line_base)
         if y == self.size.height - 1 and not self.follow and self.new_count:
             body = self._marker(width - 1, base)
         return Strip.join([body, self._scrollbar_cell(y, base)])
 
-    def _gutter(self, row: int, li: int, is_cursor: bool, style: Style) -> Strip:
+    def _gutter(self, row: int, li: int, is_cursor: bool, style: Style, in_range: bool = False) -> Strip:
         pal = self._get_palette()
         if is_cursor:
             return Strip([_seg("▌ ", style + pal["transcript--gutter-cursor"])], GUTTER)
+        if in_range:
+            return Strip([_seg("┃ ", style + pal["transcript--gutter-range"])], GUTTER)
         role_style = pal["transcript--pending"]
         if not self.is_pending_row(row) and self.model is not None:
             n = self.model.number_at(row)
@@ -609,6 +618,44 @@ class TranscriptView(Widget, can_focus=True):
             self._cache.clear()
             self._layout = None
             self.refresh()
+
+    # -- a marked range (for delete and compact) ------------------------------------------------------
+    @property
+    def marked_range(self) -> tuple[int, int] | None:
+        """The marked range as record numbers ``(first, last)``: from the anchor to the cursor."""
+        n = self.cursor_number
+        if self.range_anchor is None or n is None:
+            return None
+        return (min(self.range_anchor, n), max(self.range_anchor, n))
+
+    def _in_range(self, row: int) -> bool:
+        r = self.marked_range
+        if r is None or self.model is None or self.is_pending_row(row) or row >= self.model.row_count():
+            return False
+        return r[0] <= self.model.number_at(row) <= r[1]
+
+    def mark_range(self) -> bool:
+        """Start a range at the cursor, or drop the one marked. Returns whether a range is marked now."""
+        if self.range_anchor is not None:
+            self.range_anchor = None
+        else:
+            self.range_anchor = self.cursor_number
+        self._post_cursor()
+        self.refresh()
+        return self.range_anchor is not None
+
+    def clear_range(self) -> None:
+        if self.range_anchor is not None:
+            self.range_anchor = None
+            self._post_cursor()
+            self.refresh()
+
+    def extend_range(self, delta: int) -> None:
+        """Start a range at the cursor if none is marked, then move the cursor (shift+up/down)."""
+        if self.range_anchor is None:
+            self.range_anchor = self.cursor_number
+        self.move_cursor_to(self.cursor + delta)
+        self.refresh()
 
     # -- events -------------------------------------------------------------------------------------
     def on_resize(self, event: events.Resize) -> None:
