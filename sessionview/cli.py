@@ -306,8 +306,16 @@ def cmd_undo(args: argparse.Namespace) -> int:
     from sessionview.core import backups, writeback
     from sessionview.core.errors import SaveError
 
-    if not backups.list_backups(args.file):
+    found = backups.list_backups(args.file)
+    if not found:
         raise CliError(f"{args.file}: no backup to restore", 1)
+    if args.dry_run:
+        with open(found[0].path, "rb") as f:
+            old = f.read()
+        with open(args.file, "rb") as f:
+            current = f.read()
+        _Out().write(writeback.bytes_diff(current, old, args.file) or f"{args.file}: already matches the newest backup\n")
+        return 0
     try:
         result = backups.restore(args.file, root=writeback.root_for(args.file), force=args.force)
     except SaveError as exc:
@@ -481,6 +489,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = writer("undo", "restore the newest backup", "Restore the newest backup of FILE, with the same conflict checks as\n"
                "any write. The restore keeps a backup too, so a second undo undoes the first.",
                "example:\n  sessionview undo s.jsonl")
+    p.add_argument("--dry-run", action="store_true", help="print a unified diff of the file and write nothing")
     p.add_argument("--force", action="store_true", help="override the check for another writer")
     p.set_defaults(func=cmd_undo)
 

@@ -48,6 +48,9 @@ def test_edit_content_writes_brutes_line_and_keeps_a_backup(session, tmp_path):
     assert lines[:3] == before.split(b"\n")[:3]
     hist = run("history", session)
     assert hist.returncode == 0 and "bytes" in hist.stdout.decode()
+    dry = run("undo", session, "--dry-run")
+    assert dry.returncode == 0 and '+{"role":"assistant","content":"Two files."}' in dry.stdout.decode()
+    assert b"Three files." in session.read_bytes()  # a dry run writes nothing
     assert run("undo", session).returncode == 0
     assert session.read_bytes() == before
     # the undo kept a backup too: a second undo undoes the first
