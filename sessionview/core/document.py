@@ -18,6 +18,8 @@ import hashlib
 import os
 import stat
 from array import array
+from itertools import accumulate, repeat
+from operator import add
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
@@ -109,7 +111,7 @@ def scan_newlines(
     ``hasher``, when given, is fed every byte scanned, in order.
     """
     pos = start
-    append = out.append
+    extend = out.extend
     while pos < end:
         size = min(CHUNK, end - pos)
         chunk = read(pos, size)
@@ -117,24 +119,37 @@ def scan_newlines(
             raise SourceChanged(f"file ended at byte {pos}, expected {end}")
         if hasher is not None:
             hasher.update(chunk)
-        find = chunk.find
-        i = find(b"\n")
-        while i != -1:
-            append(pos + i + 1)
-            i = find(b"\n", i + 1)
+        # offsets just past each newline, with the per-line work in C (split + accumulate)
+        parts = chunk.split(b"\n")
+        parts.pop()  # what follows the chunk's last newline: the start of a line, or nothing
+        offsets = accumulate(map(add, map(len, parts), repeat(1)), initial=pos)
+        next(offsets)
+        extend(offsets)
         pos += len(chunk)
         if progress is not None:
             progress(pos)
 
 
-def tail_line_starts(read: Callable[[int, int], bytes], begin: int, end: int, count: int) -> list[int]:
-    """Start offsets of the last ``count`` lines of ``[begin, end)``, found by reading backwards."""
+class ScanLimit(Exception):
+    """Reading backwards went past ``max_scan`` bytes (the caller wanted a quick answer only)."""
+
+
+def tail_line_starts(
+    read: Callable[[int, int], bytes], begin: int, end: int, count: int, max_scan: int | None = None
+) -> list[int]:
+    """Start offsets of the last ``count`` lines of ``[begin, end)``, found by reading backwards.
+
+    With ``max_scan``, raise :class:`ScanLimit` rather than read more than that many bytes backwards.
+    """
     starts: list[int] = []
     pos = end
     # A final newline ends the last line; it does not start a new one.
     search_end = end - 1 if end > begin and read(end - 1, 1) == b"\n" else end
+    step = 256 * 1024 if max_scan is None else max(1, min(256 * 1024, max_scan))
     while pos > begin and len(starts) < count:
-        lo = max(begin, pos - 256 * 1024)
+        if max_scan is not None and end - pos >= max_scan:
+            raise ScanLimit(f"the last {count} lines are longer than {max_scan} bytes")
+        lo = max(begin, pos - step)
         chunk = read(lo, pos - lo)
         hi = min(len(chunk), search_end - lo)
         while len(starts) < count:
@@ -221,7 +236,7 @@ class Source:
     ) -> "Source":
         if size is None:
             size = os.fstat(fd).st_size
-        return cls.from_reader(_pread(fd), size, progress, digest)
+        return cls.from_reader(preader(fd), size, progress, digest)
 
     @classmethod
     def from_reader(
@@ -272,7 +287,7 @@ class Source:
         return Source(self._read, new_size, starts, self.bom, state)
 
 
-def _pread(fd: int) -> Callable[[int, int], bytes]:
+def preader(fd: int) -> Callable[[int, int], bytes]:
     def read(offset: int, size: int) -> bytes:
         parts = []
         got = 0

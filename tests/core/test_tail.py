@@ -435,15 +435,18 @@ def test_open_tail_with_a_scan_limit(tmp_path):
     [b"", b"a", b"\n", b"a\n", b"a\nb", b"a\nb\n", b"\n\n\n", b"\xef\xbb\xbfx\ny\n", b"\xef\xbb\xbf", b"x" * 10 + b"\n" + b"y" * 7],
 )
 @pytest.mark.parametrize("chunk", [1, 2, 3, 7, 1 << 20])
-def test_full_index_matches_the_document_index(tmp_path, data, chunk):
+def test_full_index_matches_the_document_index(tmp_path, data, chunk, monkeypatch):
+    import sessionview.core.document as document
     from sessionview.core.document import Source
+
+    monkeypatch.setattr(document, "CHUNK", chunk)  # exercise lines across chunk boundaries
 
     p = tmp_path / "x"
     p.write_bytes(data)
     end = complete_end(lambda o, n: data[o : o + n], len(data))
     fd = os.open(p, os.O_RDONLY)
     try:
-        got = full_index(fd, end, chunk=chunk)
+        got = full_index(fd, end)
         want = Source.from_bytes(data[:end])
         assert list(got.starts) == list(want.starts) and got.bom == want.bom and got.size == end
     finally:
