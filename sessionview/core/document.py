@@ -18,8 +18,6 @@ import hashlib
 import os
 import stat
 from array import array
-from itertools import accumulate, repeat
-from operator import add
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
@@ -111,7 +109,7 @@ def scan_newlines(
     ``hasher``, when given, is fed every byte scanned, in order.
     """
     pos = start
-    extend = out.extend
+    append = out.append
     while pos < end:
         size = min(CHUNK, end - pos)
         chunk = read(pos, size)
@@ -119,12 +117,11 @@ def scan_newlines(
             raise SourceChanged(f"file ended at byte {pos}, expected {end}")
         if hasher is not None:
             hasher.update(chunk)
-        # offsets just past each newline, with the per-line work in C (split + accumulate)
-        parts = chunk.split(b"\n")
-        parts.pop()  # what follows the chunk's last newline: the start of a line, or nothing
-        offsets = accumulate(map(add, map(len, parts), repeat(1)), initial=pos)
-        next(offsets)
-        extend(offsets)
+        find = chunk.find
+        i = find(b"\n")
+        while i != -1:
+            append(pos + i + 1)
+            i = find(b"\n", i + 1)
         pos += len(chunk)
         if progress is not None:
             progress(pos)
