@@ -188,6 +188,16 @@ class EditingMixin:
             )
         return ok
 
+    async def _begin(self, checks: list[tuple[int, bytes | None]]) -> EditHistory | None:
+        """The start of every writing flow: the live-session warning, a fresh history, and a check that the
+        selected records are still what is on screen. None when any of them says stop."""
+        if not await self._live_ok():
+            return None
+        history = await self._fresh_history()
+        if not await self._same_selection(history, checks):
+            return None
+        return history
+
     async def _live_ok(self) -> bool:
         if self.state != "live":
             return True
@@ -351,10 +361,8 @@ class EditingMixin:
         self._start_flow("edit", lambda: self._edit_flow(line, raw, external))
 
     async def _edit_flow(self, n: int, raw: bytes | None, external: bool) -> None:
-        if not await self._live_ok():
-            return
-        history = await self._fresh_history()
-        if not await self._same_selection(history, [(n, raw)]):
+        history = await self._begin([(n, raw)])
+        if history is None:
             return
         session = history.session
         error = ""
@@ -414,10 +422,8 @@ class EditingMixin:
         self._start_flow("delete", lambda: self._delete_flow(first, last, raw_first, raw_last))
 
     async def _delete_flow(self, first: int, last: int, raw_first: bytes | None, raw_last: bytes | None) -> None:
-        if not await self._live_ok():
-            return
-        history = await self._fresh_history()
-        if not await self._same_selection(history, [(first, raw_first), (last, raw_last)]):
+        history = await self._begin([(first, raw_first), (last, raw_last)])
+        if history is None:
             return
         session = history.session
         change = await self._plan(
@@ -439,10 +445,8 @@ class EditingMixin:
         self._start_flow("truncate", lambda: self._truncate_flow(keep, raw))
 
     async def _truncate_flow(self, keep: int, raw: bytes | None) -> None:
-        if not await self._live_ok():
-            return
-        history = await self._fresh_history()
-        if not await self._same_selection(history, [(keep, raw)]):
+        history = await self._begin([(keep, raw)])
+        if history is None:
             return
         session = history.session
         if keep >= len(session):
@@ -485,10 +489,8 @@ class EditingMixin:
         from sessionview.config import ConfigError, load_config
         from sessionview.ui.screens.edit import CompactScreen
 
-        if not await self._live_ok():
-            return
-        history = await self._fresh_history()
-        if not await self._same_selection(history, [(first, raw_first), (last, raw_last)]):
+        history = await self._begin([(first, raw_first), (last, raw_last)])
+        if history is None:
             return
         session = history.session
         # the range first: a refusal (with its wider range) before anyone writes a summary for it

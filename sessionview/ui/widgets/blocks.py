@@ -24,6 +24,26 @@ from sessionview.core.text import approx_tokens, decode_for_display, escape_cont
 from sessionview.core.humanize import human_count, human_size
 from sessionview.core.transcript import view_tokens
 
+#: the colours of the transcript's component classes, shared by every widget that paints entries
+COMPONENT_RULES = """
+        & > .transcript--user { color: $text-primary; }
+        & > .transcript--assistant { color: $text-success; }
+        & > .transcript--tool { color: $text-warning; }
+        & > .transcript--system { color: $text-secondary; }
+        & > .transcript--role { color: $text-accent; }
+        & > .transcript--dim { color: $text-muted; }
+        & > .transcript--reasoning { color: $text-muted; text-style: italic; }
+        & > .transcript--invalid { color: $text-error; }
+        & > .transcript--warning { color: $text-warning; }
+        & > .transcript--meta { color: $text-muted; }
+        & > .transcript--compaction { color: $text-secondary; }
+        & > .transcript--tool-name { color: $text-warning; }
+        & > .transcript--link { color: $text-accent; }
+        & > .transcript--match { background: $warning 45%; color: $foreground; }
+        & > .transcript--pending { color: $text-muted; text-style: italic; }
+        & > .transcript--note { color: $text-muted; text-style: italic; }
+"""
+
 COMPONENTS = (
     "transcript--user",
     "transcript--assistant",

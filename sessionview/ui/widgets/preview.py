@@ -13,7 +13,7 @@ from textual.strip import Strip
 
 from sessionview.core.editing import PreviewRow
 from sessionview.core.text import escape_control
-from sessionview.ui.widgets.blocks import COMPONENTS, Entry, Painter, Palette
+from sessionview.ui.widgets.blocks import COMPONENT_RULES, COMPONENTS, Entry, Painter, Palette
 from sessionview.ui.widgets.text_pane import PANE_COMPONENTS, TextPane
 
 MARKS = {"+": "preview--added", "-": "preview--removed", " ": "preview--context", "…": "preview--elided"}
@@ -28,31 +28,21 @@ class PreviewPane(ScrollView, can_focus=True):
 
     COMPONENT_CLASSES = set(COMPONENTS) | set(MARKS.values())
 
-    DEFAULT_CSS = """
+    DEFAULT_CSS = (
+        """
     PreviewPane {
         background: $surface;
         color: $foreground;
-        & > .transcript--user { color: $text-primary; }
-        & > .transcript--assistant { color: $text-success; }
-        & > .transcript--tool { color: $text-warning; }
-        & > .transcript--system { color: $text-secondary; }
-        & > .transcript--role { color: $text-accent; }
-        & > .transcript--dim { color: $text-muted; }
-        & > .transcript--reasoning { color: $text-muted; text-style: italic; }
-        & > .transcript--invalid { color: $text-error; }
-        & > .transcript--warning { color: $text-warning; }
-        & > .transcript--meta { color: $text-muted; }
-        & > .transcript--compaction { color: $text-secondary; }
-        & > .transcript--tool-name { color: $text-warning; }
-        & > .transcript--link { color: $text-accent; }
-        & > .transcript--match { background: $warning 45%; }
-        & > .transcript--note { color: $text-muted; text-style: italic; }
+"""
+        + COMPONENT_RULES
+        + """
         & > .preview--added { color: $text-success; text-style: bold; background: $success 12%; }
         & > .preview--removed { color: $text-error; text-style: bold; background: $error 12%; }
         & > .preview--context { color: $text-muted; }
         & > .preview--elided { color: $text-muted; text-style: italic; }
     }
     """
+    )
 
     def __init__(self, rows: list[PreviewRow] | None = None, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)

@@ -28,7 +28,7 @@ from textual.widget import Widget
 
 from sessionview.core.model import Kind, View
 from sessionview.core.transcript import TranscriptModel
-from sessionview.ui.widgets.blocks import COMPONENTS, Entry, Links, Painter, Palette
+from sessionview.ui.widgets.blocks import COMPONENT_RULES, COMPONENTS, Entry, Links, Painter, Palette
 
 GUTTER = 2
 CACHE_SIZE = 512
@@ -41,27 +41,15 @@ class TranscriptView(Widget, can_focus=True):
 
     COMPONENT_CLASSES = set(COMPONENTS)
 
-    DEFAULT_CSS = """
+    DEFAULT_CSS = (
+        """
     TranscriptView {
         height: 1fr;
         background: $surface;
         color: $foreground;
-        & > .transcript--user { color: $text-primary; }
-        & > .transcript--assistant { color: $text-success; }
-        & > .transcript--tool { color: $text-warning; }
-        & > .transcript--system { color: $text-secondary; }
-        & > .transcript--role { color: $text-accent; }
-        & > .transcript--dim { color: $text-muted; }
-        & > .transcript--reasoning { color: $text-muted; text-style: italic; }
-        & > .transcript--invalid { color: $text-error; }
-        & > .transcript--warning { color: $text-warning; }
-        & > .transcript--meta { color: $text-muted; }
-        & > .transcript--compaction { color: $text-secondary; }
-        & > .transcript--tool-name { color: $text-warning; }
-        & > .transcript--link { color: $text-accent; }
-        & > .transcript--match { background: $warning 45%; color: $foreground; }
-        & > .transcript--pending { color: $text-muted; text-style: italic; }
-        & > .transcript--note { color: $text-muted; text-style: italic; }
+"""
+        + COMPONENT_RULES
+        + """
         & > .transcript--cursor { background: $boost; }
         & > .transcript--gutter-cursor { color: $text-accent; }
         & > .transcript--scrollbar { background: $panel; }
@@ -72,6 +60,7 @@ class TranscriptView(Widget, can_focus=True):
         &:focus > .transcript--cursor { background: $primary 18%; }
     }
     """
+    )
 
     BINDINGS = [
         Binding("up,k", "cursor(-1)", "Previous", show=False, id="transcript.up"),
