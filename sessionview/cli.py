@@ -144,6 +144,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _write(args: argparse.Namespace, session: Any, change: Any) -> int:
     from sessionview.core import writeback
+    from sessionview.core.save import default_root
 
     out = _Out()
     if args.dry_run:
@@ -153,7 +154,7 @@ def _write(args: argparse.Namespace, session: Any, change: Any) -> int:
     if not change.lines and change.last < change.first:
         out.write(f"{args.file}: nothing to write ({change.description})\n")
         return 0
-    outcome = writeback.commit(session, change, root=writeback.root_for(args.file), force=args.force)
+    outcome = writeback.commit(session, change, root=default_root(args.file), force=args.force)
     if outcome.changed:
         extra = ""
         appended = getattr(outcome.result, "rebased_bytes", 0)
@@ -304,6 +305,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 def cmd_undo(args: argparse.Namespace) -> int:
     from sessionview.core import backups, writeback
+    from sessionview.core.save import default_root
     from sessionview.core.errors import SaveError
 
     found = backups.list_backups(args.file)
@@ -317,7 +319,7 @@ def cmd_undo(args: argparse.Namespace) -> int:
         _Out().write(writeback.bytes_diff(current, old, args.file) or f"{args.file}: already matches the newest backup\n")
         return 0
     try:
-        result = backups.restore(args.file, root=writeback.root_for(args.file), force=args.force)
+        result = backups.restore(args.file, root=default_root(args.file), force=args.force)
     except SaveError as exc:
         raise _refusal(exc) from None
     changed = getattr(result, "changed", True)

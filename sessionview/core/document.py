@@ -262,27 +262,6 @@ class Source:
             state = hasher.finish() if hasher is not None else None
         return cls(read, size, starts, bom, state)
 
-    def extended(self, new_size: int) -> "Source":
-        """A new source over the same reader with the bytes appended up to ``new_size`` indexed."""
-        if new_size < self.size:
-            raise SourceChanged("the file shrank")
-        starts = array("q", self.starts)
-        if new_size == self.size:
-            return Source(self._read, self.size, starts, self.bom, self._hash.copy() if self._hash else None)
-        begin = self.size
-        if not starts:
-            if begin < len(self.bom) or self.size == 0:
-                # nothing indexed yet, the BOM may have arrived now
-                return Source.from_reader(self._read, new_size)
-            starts.append(begin)
-        elif self.size > 0 and self.read(self.size - 1, 1) == b"\n":
-            starts.append(begin)
-        state = self._hash.copy() if self._hash is not None else None
-        scan_newlines(self._read, begin, new_size, starts, hasher=state)
-        if starts and starts[-1] == new_size:
-            starts.pop()
-        return Source(self._read, new_size, starts, self.bom, state)
-
 
 def preader(fd: int) -> Callable[[int, int], bytes]:
     def read(offset: int, size: int) -> bytes:
@@ -475,10 +454,6 @@ class Document:
         if not inserted and new:
             pieces.append(_New(new))
         return Document(self.source, _merge(pieces), self.path)
-
-    def with_terminator(self, number: int, terminator: bytes) -> "Document":
-        rec = self.record(number)
-        return self.splice(number, number, [Line(rec.raw, terminator)])
 
     # -- fingerprints -------------------------------------------------------------------------
     def source_digest(self) -> str:

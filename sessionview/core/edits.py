@@ -441,11 +441,6 @@ def check_integrity(session: Any, change: Change, *, force: bool = False, widen:
     )
 
 
-def apply(session: Any, change: Change) -> Document:
-    return change.apply(session.doc)
-
-
-
 def pretty_json(value: Any, indent: int = 2, _level: int = 0) -> str:
     """Pretty JSON that keeps every number's original text (for editing in an editor or a TextArea)."""
     import json

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from sessionview.core import writeback
 from sessionview.core.edits import Change, Refused
+from sessionview.core.save import default_root
 from sessionview.core.session import Session, open_session
 
 
@@ -82,7 +83,7 @@ class EditHistory:
         force: bool = False,
     ) -> None:
         self.path = path
-        self.root = root if root is not None else writeback.root_for(path)
+        self.root = root if root is not None else default_root(path)
         self._loader = loader
         self.force = force
         self.session: Session = loader(path)

@@ -202,10 +202,6 @@ def grow(source: Source, starts: Sequence[int], end: int) -> Source:
     return Source(source._read, end if starts else source.size, arr, source.bom)
 
 
-def reader_of(source: Source) -> Callable[[int, int], bytes]:
-    return source._read
-
-
 # -- the follower -------------------------------------------------------------------------------
 class Follower:
     """Follow one path. See the module docstring.

@@ -32,10 +32,6 @@ def escape_control(text: str, *, one_line: bool = False) -> str:
     return pattern.sub(_escape, text)
 
 
-def has_unsafe(text: str) -> bool:
-    return _UNSAFE.search(text) is not None
-
-
 def decode_for_display(raw: bytes) -> str:
     """Bytes as text for display: invalid UTF-8 bytes shown as ``\\xNN``, controls escaped."""
     return escape_control(raw.decode("utf-8", "backslashreplace"))

@@ -7,7 +7,6 @@ otherwise the save is refused as a conflict. A dry run renders a unified diff in
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -55,7 +54,7 @@ def commit_jsonl(session: Any, change: Change, *, root: str, force: bool = False
 
     old = session.doc
     new = change.apply(old)
-    if not new.edited and new.to_bytes() == old.to_bytes():
+    if not new.edited:  # the piece table is the loaded source, untouched: nothing to write
         return Outcome(False, change.description)
     stamp = session.stamp
     result = _save.save(session.path, render_jsonl(old, new, change, session.path), stamp, root=root, force=force)
@@ -144,8 +143,3 @@ def bytes_diff(old: bytes, new: bytes, path: str) -> str:
         line + ("" if line.endswith("\n") else "\n")
         for line in difflib.unified_diff(a, b, f"a/{path}", f"b/{path}", lineterm="")
     )
-
-
-def root_for(path: str) -> str:
-    """The CLI's root: the directory that holds the path as given, before links are resolved."""
-    return os.path.dirname(os.path.abspath(path)) or "."

@@ -45,6 +45,8 @@ class SessionViewApp(App[int]):
         self.prefetch = prefetch  # a Future of the TranscriptModel, opened while Textual was imported
         self.path = os.path.abspath(os.fspath(path))
         self.display_path = os.path.normpath(os.fspath(path))  # as given: shown in headers
+        #: the root that saves must stay inside: the directory the app was opened on (or that holds the file)
+        self.root = self.path if os.path.isdir(self.path) else os.path.dirname(self.path)
         self.read_only = read_only
         self.clock = clock
         self.watch = watch

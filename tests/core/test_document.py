@@ -98,18 +98,6 @@ def test_index_scans_across_chunk_boundaries(tmp_path, monkeypatch):
     doc.close()
 
 
-def test_extended_indexes_appended_lines(tmp_path):
-    p = tmp_path / "s.jsonl"
-    p.write_bytes(b"a\nb")
-    doc = Document.load(p)
-    assert len(doc) == 2
-    with open(p, "ab") as f:
-        f.write(b"c\nd\n")
-    src = doc.source.extended(os.path.getsize(p))
-    assert [r.raw for r in Document(src)] == [b"a", b"bc", b"d"]
-    doc.close()
-
-
 def test_short_read_after_truncation_is_an_error_not_garbage(tmp_path):
     from sessionview.core.document import SourceChanged
 

@@ -139,3 +139,13 @@ async def test_fifty_thousand_files_list_quickly(tmp_path):
         await pilot.press("slash", *"project-07/s099")
         await wait_for(pilot, lambda: len(screen.table.rows) == 10)
         assert time.monotonic() - t0 < 5.0
+
+
+def test_saves_stay_inside_the_directory_the_app_was_opened_on(tmp_path):
+    from sessionview.ui.application import SessionViewApp
+
+    (tmp_path / "sub").mkdir()
+    f = tmp_path / "sub" / "s.jsonl"
+    f.write_bytes(b'{"role":"user","content":"x"}\n')
+    assert SessionViewApp(tmp_path).root == str(tmp_path)
+    assert SessionViewApp(f).root == str(tmp_path / "sub")

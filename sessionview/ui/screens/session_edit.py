@@ -22,6 +22,7 @@ from sessionview.core import backups, editing, edits, summary, writeback
 from sessionview.core.edits import Change, InvalidEdit, Refused
 from sessionview.core.errors import Conflict, SaveError
 from sessionview.core.history import EditHistory, rebase
+from sessionview.core.save import default_root
 from sessionview.core.humanize import human_size
 from sessionview.core.text import escape_control
 from sessionview.ui.external import ExternalEditorError
@@ -167,10 +168,14 @@ class EditingMixin:
         async with self._history_lock:
             return await asyncio.to_thread(fn, *args)
 
+    def _root(self) -> str:
+        """Saves stay inside the directory the app was opened on (symlinks may point anywhere within it)."""
+        return getattr(self.app, "root", None) or default_root(self.path)
+
     async def _fresh_history(self) -> EditHistory:
         def work() -> EditHistory:
             if self.history is None:
-                self.history = EditHistory(self.path, writeback.root_for(self.path))
+                self.history = EditHistory(self.path, self._root())
             elif not editing.is_current(self.history.session, self.path):
                 self.history.reload()
             return self.history
@@ -664,7 +669,7 @@ class EditingMixin:
         if not await self.app.push_screen_wait(ConfirmScreen("restore a backup", escape_control(message))):
             self.notify("restore cancelled: nothing was written", markup=False)
             return
-        root = writeback.root_for(self.path)
+        root = self._root()
         keep = self._true_number(self.transcript.cursor_number)  # type: ignore[attr-defined]
 
         def op() -> Any:
