@@ -29,6 +29,17 @@ class Conflict(SaveError):
     """The file changed on disk since it was loaded, other than by appends."""
 
 
+class Rewriting(Conflict):
+    """Another process is rewriting the file (truncated or rewrote it) while the save ran; nothing was written.
+
+    Worth retrying once the file is stable again (:func:`sessionview.core.stable.wait_stable`).
+    """
+
+
+class AttributesNotKept(SaveError):
+    """The new file could not get the original's owner or extended attributes; nothing was written."""
+
+
 class AnotherWriter(SaveError):
     """Another process has the file open for writing."""
 

@@ -27,6 +27,7 @@ import errno
 import fcntl
 import hashlib
 import os
+import re
 import secrets
 import signal
 import stat
@@ -40,10 +41,12 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 from sessionview.core.document import Document, SourceChanged
 from sessionview.core.errors import (
     AnotherWriter,
+    AttributesNotKept,
     Conflict,
     HardLinked,
     Locked,
     Outside,
+    Rewriting,
     SaveError,
     WriteFailed,
     write_failed,
@@ -68,6 +71,8 @@ __all__ = [
     "TMP_MARK",
     "SaveError",
     "Conflict",
+    "Rewriting",
+    "AttributesNotKept",
     "AnotherWriter",
     "Outside",
     "HardLinked",
@@ -179,6 +184,8 @@ class SaveResult:
     carried_bytes: int = 0  # bytes appended during the save, copied into the new file
     lost_partial_bytes: int = 0  # an unfinished last line that could not be carried over
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    not_carried_bytes: int = 0  # bytes another process wrote that are NOT in the new file (see kept_paths)
+    kept_paths: tuple[str, ...] = ()  # files in the state directory holding those bytes
 
 
 # -- paths -----------------------------------------------------------------------------------------
@@ -211,15 +218,33 @@ def resolve_inside(path: str | os.PathLike[str], root: str | os.PathLike[str]) -
 # -- temporary files -------------------------------------------------------------------------------
 
 
+_TMP_NAME = re.compile(r"\A\..+" + re.escape(TMP_MARK) + r"[0-9a-f]{12}\Z", re.DOTALL)
+_NO_LOCKS = (errno.ENOLCK, errno.EINVAL, errno.ENOTSUP, getattr(errno, "EOPNOTSUPP", -1))
+
+
 def is_temp_name(name: str) -> bool:
-    return name.startswith(".") and TMP_MARK in name
+    """Whether ``name`` is one of sessionview's temporary names (``.<base>.sv-tmp-<12 hex digits>``)."""
+    return _TMP_NAME.match(name) is not None
+
+
+def _unlink_if_same(dir_fd: int, name: str, st: os.stat_result | None) -> None:
+    """Remove our temporary ``name`` after a failure (``st``: its fstat, when known, to be sure it is ours)."""
+    try:
+        if st is not None:
+            now = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+                return
+        os.unlink(name, dir_fd=dir_fd)
+    except OSError:
+        pass
 
 
 def _create_tmp(dir_fd: int, base: str, mode: int = 0o600) -> tuple[int, str]:
     """Create ``.<base>.sv-tmp-<random>`` exclusively in ``dir_fd``, read-write and append-only, locked.
 
     The name never ends in ``.jsonl`` or ``.json``. The flock marks the file as alive: a stale temp file
-    (its process died) is one nobody holds locked (see :func:`cleanup_temp_files`).
+    (its process died) is one nobody holds locked (see :func:`cleanup_temp_files`). On any failure the
+    file is removed again.
     """
     stem = base[:200]
     flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_APPEND | _O_CLOEXEC | _O_NOFOLLOW
@@ -229,36 +254,43 @@ def _create_tmp(dir_fd: int, base: str, mode: int = 0o600) -> tuple[int, str]:
             fd = os.open(name, flags, mode, dir_fd=dir_fd)
         except FileExistsError:
             continue
+        mine: os.stat_result | None = None
         try:
+            mine = os.fstat(fd)
             # a concurrent cleanup may hold the lock for a moment and then remove the file: wait for
             # the lock, then make sure the name is still ours
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            mine = os.fstat(fd)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except OSError as exc:
+                if exc.errno not in _NO_LOCKS:
+                    raise
+                return fd, name  # no locks on this file system: cleanup never removes such files
             named = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
             if (mine.st_dev, mine.st_ino) == (named.st_dev, named.st_ino):
                 return fd, name
         except FileNotFoundError:
             pass
-        except OSError as exc:
-            if exc.errno not in (errno.ENOLCK, errno.EINVAL, errno.ENOTSUP, getattr(errno, "EOPNOTSUPP", -1)):
-                os.close(fd)
-                raise
-            return fd, name  # no locks on this file system: the lock is only a liveness marker
+        except BaseException:
+            _unlink_if_same(dir_fd, name, mine)
+            os.close(fd)
+            raise
         os.close(fd)
     raise OSError(errno.EEXIST, "could not create a unique temporary file")
 
 
 def cleanup_temp_files(directory: str | os.PathLike[str], *, older_than: float | None = None) -> list[str]:
-    """Remove stale ``.sv-tmp-`` files left in ``directory`` by a save that crashed.
+    """Remove stale temporary files (``.<name>.sv-tmp-<hex>``) left in ``directory`` by a save that died.
 
-    A temp file is stale when no live process holds its lock (a saver holds it until it is done), and, if
-    ``older_than`` (a ``time.time()`` value) is given, it was last modified before then. Returns the paths
-    removed. The app calls this on startup for the directories it opens.
+    A temp file is stale when no live process holds its flock (a saver holds it from creation until it
+    is done; the kernel drops it when the process dies, even by SIGKILL). Where flocks are unsupported
+    nothing is removed. With ``older_than`` (a ``time.time()`` value) only files last modified before
+    then go. Only sessionview's own temp names are touched. Returns the paths removed.
+    Every save calls this for its directory; the app calls it for the directory it opens.
     """
     d = os.fspath(directory)
     removed: list[str] = []
     try:
-        names = os.listdir(d)
+        names = [n for n in os.listdir(d) if TMP_MARK in n]
     except OSError:
         return removed
     for name in names:
@@ -277,12 +309,13 @@ def cleanup_temp_files(directory: str | os.PathLike[str], *, older_than: float |
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                continue  # a save in progress
             except OSError:
-                pass
+                continue  # held by a save in progress, or no locks here: cannot tell, keep it
             st2 = os.fstat(fd)
             if (st2.st_dev, st2.st_ino) != (st.st_dev, st.st_ino):
+                continue
+            now = os.lstat(p)
+            if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
                 continue
             os.unlink(p)
             removed.append(p)
@@ -398,34 +431,75 @@ def _stat_key(st: os.stat_result) -> tuple[int, int, int, int, int]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def _copy_attrs(src_fd: int, dst_fd: int, st: os.stat_result) -> None:
-    """Give the new file the original's owner (where allowed), mode and user/ACL extended attributes."""
+def _owner(uid: int, gid: int) -> str:
+    try:
+        import grp
+        import pwd
+
+        user = pwd.getpwuid(uid).pw_name
+    except (ImportError, KeyError):
+        user = str(uid)
+    try:
+        group = grp.getgrgid(gid).gr_name
+    except (ImportError, KeyError, NameError):
+        group = str(gid)
+    return f"{user}:{group}"
+
+
+def _copy_attrs(src_fd: int, dst_fd: int, st: os.stat_result, given: str = "") -> None:
+    """Give the new file the original's owner, mode and extended attributes, or refuse.
+
+    Raises :class:`AttributesNotKept` when the owner or an extended attribute cannot be kept: a save
+    never silently gives a file away or drops its attributes.
+    """
+    who = given or "the file"
     mine = os.fstat(dst_fd)
     if (mine.st_uid, mine.st_gid) != (st.st_uid, st.st_gid):
         try:
             os.fchown(dst_fd, st.st_uid, st.st_gid)
-        except PermissionError:
-            try:  # keep at least the group if we are a member
-                os.fchown(dst_fd, -1, st.st_gid)
-            except OSError:
-                pass
-        except OSError:
-            pass
+        except OSError as exc:
+            raise AttributesNotKept(
+                f"refused: saving {who} would change its owner from {_owner(st.st_uid, st.st_gid)} to "
+                f"{_owner(mine.st_uid, mine.st_gid)} ({exc.strerror} giving the new file the original owner; "
+                "save it as its owner or as root); nothing was written",
+                given or None,
+            ) from None
     os.fchmod(dst_fd, stat.S_IMODE(st.st_mode))
     listxattr = getattr(os, "listxattr", None)
     if listxattr is None:
         return
     try:
         names = listxattr(src_fd)
-    except OSError:
-        return
+    except OSError as exc:
+        if exc.errno in _NO_LOCKS:  # ENOTSUP: this file system has no extended attributes
+            return
+        raise AttributesNotKept(
+            f"refused: could not read the extended attributes of {who} ({exc.strerror}); nothing was written",
+            given or None,
+        ) from None
     for name in names:
-        if not (name.startswith("user.") or name.startswith("system.posix_acl")):
-            continue
         try:
-            os.setxattr(dst_fd, name, os.getxattr(src_fd, name))
+            value = os.getxattr(src_fd, name)
+        except OSError as exc:
+            if exc.errno == getattr(errno, "ENODATA", -1):
+                continue  # removed meanwhile
+            raise AttributesNotKept(
+                f"refused: could not read the extended attribute {name} of {who} ({exc.strerror}); nothing was written",
+                given or None,
+            ) from None
+        try:
+            if os.getxattr(dst_fd, name) == value:
+                continue  # already there (a label the file system gives every new file)
         except OSError:
             pass
+        try:
+            os.setxattr(dst_fd, name, value)
+        except OSError as exc:
+            raise AttributesNotKept(
+                f"refused: saving {who} would drop its extended attribute {name} ({exc.strerror} copying it); "
+                "nothing was written",
+                given or None,
+            ) from None
 
 
 # -- writers ---------------------------------------------------------------------------------------
@@ -626,6 +700,10 @@ def _changed_on_disk(given: str, why: str) -> Conflict:
     return Conflict(f"conflict: {given} changed on disk since it was loaded ({why}); nothing was written", given)
 
 
+def _rewriting(given: str, why: str = "rewritten by another program") -> Rewriting:
+    return Rewriting(f"conflict: {given} changed on disk during the save ({why}); nothing was written", given)
+
+
 class _Tmp:
     """A temporary file being written: its fd (read-write, append), name, size and running hash."""
 
@@ -674,6 +752,9 @@ class _Save:
         self.warnings: list[str] = []
         self.carried = 0
         self.lost = 0
+        self.not_carried = 0
+        self.kept: list[str] = []
+        self.old_done: tuple[int, bool] = (-1, True)  # how much of the replaced file was merged; settled?
         self.writers: list[Writer] = []
         self.current: _Tmp | None = None  # the temp file that is now the session file
 
@@ -710,7 +791,7 @@ class _Save:
         t = _Tmp(fd, name)
         self.tmps.append(t)
         _step("create")
-        _copy_attrs(self.old_fd, fd, like)
+        _copy_attrs(self.old_fd, fd, like, self.given)
         _step("chmod")
         return t
 
@@ -721,6 +802,7 @@ class _Save:
             self.dir_fd = os.open(self.dir, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
         except OSError as exc:
             raise write_failed(exc, "opening the directory", given) from exc
+        cleanup_temp_files(self.dir)  # what a killed save left here
         try:
             self.old_fd = os.open(
                 self.base, os.O_RDONLY | _O_CLOEXEC | _O_NOFOLLOW | _O_NONBLOCK, dir_fd=self.dir_fd
@@ -772,17 +854,26 @@ class _Save:
             tmp = self._new_tmp(st)
         except OSError as exc:
             raise write_failed(exc, "creating the temporary file", self.given) from exc
+        # An unfinished line appended since load (another process may be writing it right now) is held
+        # back: when the new content ends with it, it is carried over from the old file like a late
+        # append, whole once its writer is done, so the new file never ends in a torn line.
+        hold = appended[appended.rfind(b"\n") + 1 :]
+        keep = len(hold)
         buf = bytearray()
         try:
             try:
                 for chunk in render(appended):
                     buf += chunk
-                    if len(buf) >= CHUNK:
-                        tmp.write(bytes(buf), self.limit)
-                        buf.clear()
+                    if len(buf) >= CHUNK + keep:
+                        n = len(buf) - keep
+                        tmp.write(bytes(buf[:n]), self.limit)
+                        del buf[:n]
                         _step("write")
             except SourceChanged as exc:
-                raise _changed_on_disk(self.given, f"it changed while the new content was produced: {exc}") from exc
+                raise _rewriting(self.given, f"it changed while the new content was produced: {exc}") from exc
+            held = keep > 0 and buf.endswith(hold)
+            if held:
+                del buf[len(buf) - keep :]
             if buf:
                 tmp.write(bytes(buf), self.limit)
                 buf.clear()
@@ -790,7 +881,10 @@ class _Save:
         except OSError as exc:
             raise write_failed(exc, "writing the temporary file", self.given) from exc
 
-        if tmp.size == R and tmp.hash.hexdigest() == h_R:
+        whole = tmp.hash.copy()
+        if held:
+            whole.update(hold)
+        if tmp.size + (keep if held else 0) == R and whole.hexdigest() == h_R:
             self._discard(tmp)
             return SaveResult(
                 self.given,
@@ -823,46 +917,43 @@ class _Save:
                     given=self.given,
                     limit=self.limit,
                 )
-            except Conflict:
-                raise
+            except Conflict as exc:  # the backup's copy saw the file rewritten
+                raise Rewriting(str(exc), self.given) from exc
             except OSError as exc:
                 raise write_failed(exc, "writing the backup", self.given) from exc
         elif not _prefix_matches(self.old_fd, R, h_R):
-            raise Conflict(
-                f"conflict: {self.given} changed on disk during the save (rewritten by another program); "
-                "nothing was written",
-                self.given,
-            )
+            raise _rewriting(self.given)
         _step("recheck")
 
-        # catch up with lines appended meanwhile, then swap
-        pos_old = R
+        # catch up with whole lines appended meanwhile (an unfinished one waits for the merge), then swap
+        pos_old = R - keep if held else R  # how much of the old file the temp file holds
+        read_to = R  # how much of the old file was read
+        pending = hold if held else b""  # read, not yet in the temp file
         unsynced = False
         try:
-            late = _read_all(self.old_fd, R)
-            if late:
-                tmp.write(late, self.limit)
-                pos_old += len(late)
-                os.fsync(tmp.fd)
-                _step("catchup")
-            # the fsync took a while: take what arrived meanwhile too, synced after the rename
-            late = _read_all(self.old_fd, pos_old)
-            if late:
-                tmp.write(late, self.limit)
-                pos_old += len(late)
-                unsynced = True
-                _step("catchup2")
+            for step in ("catchup", "catchup2"):
+                late = _read_all(self.old_fd, read_to)
+                read_to += len(late)
+                pending += late
+                cut = pending.rfind(b"\n") + 1
+                if cut:
+                    tmp.write(pending[:cut], self.limit)
+                    pos_old += cut
+                    pending = pending[cut:]
+                    if step == "catchup":
+                        os.fsync(tmp.fd)
+                    else:  # the fsync took a while: this is synced after the rename
+                        unsynced = True
+                    _step(step)
+            if os.fstat(self.old_fd).st_size < read_to:
+                raise _rewriting(self.given, "it was truncated")
             now = os.stat(self.base, dir_fd=self.dir_fd, follow_symlinks=False)
         except FileNotFoundError:
             raise _changed_on_disk(self.given, "it was removed during the save") from None
         except OSError as exc:
             raise write_failed(exc, "writing the temporary file", self.given) from exc
         if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
-            raise Conflict(
-                f"conflict: {self.given} changed on disk during the save (replaced by another file); "
-                "nothing was written",
-                self.given,
-            )
+            raise _rewriting(self.given, "replaced by another file")
         try:
             os.replace(tmp.name, self.base, src_dir_fd=self.dir_fd, dst_dir_fd=self.dir_fd)
         except OSError as exc:
@@ -888,6 +979,7 @@ class _Save:
         if w:
             self.warnings.append(w)
         _step("dir_fsync")
+        self._sweep()
         if self.force and self.writers:
             who = ", ".join(wr.describe() for wr in self.writers)
             self.warnings.append(
@@ -912,6 +1004,8 @@ class _Save:
             carried_bytes=self.carried,
             lost_partial_bytes=self.lost,
             warnings=tuple(self.warnings),
+            not_carried_bytes=self.not_carried,
+            kept_paths=tuple(dict.fromkeys(self.kept)),
         )
 
     # after the rename ---------------------------------------------------------------------------
@@ -959,13 +1053,17 @@ class _Save:
             except OSError as exc:
                 self.warnings.append(f"could not read lines appended during the save: {exc.strerror}")
                 return cur
+            if prev_fd == self.old_fd:
+                self.old_done = (prev_pos + len(data), settled)
             if not settled and data:
+                # its writer is still at it: carry whole lines only, keep the unfinished one aside
                 cut = data.rfind(b"\n") + 1
                 if cut < len(data):
                     self.lost += len(data) - cut
-                    self.warnings.append(
-                        f"{len(data) - cut} bytes of an unfinished last line, written during the save by a process "
-                        "still writing the replaced file, could not be carried over"
+                    self._keep(
+                        data[cut:],
+                        f"{len(data) - cut} bytes of an unfinished last line, written during the save by "
+                        f"{self._writers_of(prev_fd)} still writing the replaced file, are not in the new file",
                     )
                 data = data[:cut]
             if not data:
@@ -1038,18 +1136,48 @@ class _Save:
 
     def _keep_unmerged(self, data: bytes, why: str) -> None:
         """Last resort: keep late bytes that cannot be merged in the backups directory, never drop them."""
-        where = ""
+        self.lost += len(data)
+        self._keep(data, f"{len(data)} bytes appended during the save could not be merged ({why})")
+
+    def _keep(self, data: bytes, warning: str) -> None:
+        """Keep bytes another process wrote that are not in the new file beside the backups, and report them."""
+        self.not_carried += len(data)
         try:
             from sessionview.core import backups
 
             where = backups.write_unmerged(self.real, data, state_dir=self.state_dir)
+        except OSError as exc:
+            self.warnings.append(f"{warning}; they could not be kept either ({exc.strerror}) and are lost")
+            return
+        self.kept.append(where)
+        self.warnings.append(f"{warning}; they were kept in {where}")
+
+    def _writers_of(self, fd: int) -> str:
+        try:
+            st = os.fstat(fd)
+            pids = sorted({pid for pid, _ in _scan_writers(self.real, st.st_dev, st.st_ino, include_self=False)})
         except OSError:
-            pass
-        self.lost += len(data)
-        self.warnings.append(
-            f"{len(data)} bytes appended during the save could not be merged ({why})"
-            + (f"; they were kept in {where}" if where else "")
-        )
+            pids = []
+        if not pids:
+            return "a process"
+        return ", ".join(f"pid {pid} ({_command(pid)})" for pid in pids)
+
+    def _sweep(self) -> None:
+        """The replaced file's writer did not finish: keep (and report) what it wrote since the merge read it."""
+        pos, settled = self.old_done
+        if settled or pos < 0:
+            return
+        try:
+            extra = _read_all(self.old_fd, pos)
+        except OSError:
+            return
+        if extra:
+            self.old_done = (pos + len(extra), False)
+            self._keep(
+                extra,
+                f"{len(extra)} more bytes were written to the replaced file by {self._writers_of(self.old_fd)} "
+                "while the save finished; they are not in the new file",
+            )
 
     def _rollback(self, cur: _Tmp, made: "Backup | None") -> None:
         """The replaced inode was rewritten in place during the save: put that version back and refuse."""
@@ -1073,7 +1201,7 @@ class _Save:
         except OSError as exc:
             kept = f"putting its version back failed ({exc.strerror})"
         bpath = made.path if made is not None else None
-        raise Conflict(
+        raise Rewriting(
             f"conflict: {self.given} changed on disk during the save (rewritten by another program); "
             f"{kept}; your changes were not saved"
             + (f"; the version before the save is in {bpath}" if bpath else ""),
@@ -1131,6 +1259,8 @@ def save(
             return op.run(render)
         except SaveError:
             raise
+        except SourceChanged as exc:  # a reader of the loaded file met a truncation or rewrite
+            raise _rewriting(given, f"it changed while being read: {exc}") from exc
         except OSError as exc:
             raise write_failed(exc, "saving", given) from exc
         finally:

@@ -490,11 +490,14 @@ def test_crash_at_every_step_leaves_old_or_new(tmp_path, locked):
 
 
 def test_cleanup_keeps_a_temp_file_in_use(tmp_path):
-    live = tmp_path / ".s.jsonl.sv-tmp-live"
-    stale = tmp_path / ".s.jsonl.sv-tmp-stale"
+    live = tmp_path / ".s.jsonl.sv-tmp-0123456789ab"
+    stale = tmp_path / ".s.jsonl.sv-tmp-ba9876543210"
     stale.write_bytes(b"x")
     live.write_bytes(b"y")
-    (tmp_path / "keep.jsonl").write_bytes(b"z")
+    # not sessionview's own temp names: never touched
+    others = [".s.jsonl.sv-tmp-live", "s.jsonl.sv-tmp-0123456789ab", ".s.jsonl.sv-tmp-0123456789ab.x", "keep.jsonl"]
+    for name in others:
+        (tmp_path / name).write_bytes(b"z")
     p = start_child("hold", {"path": str(live), "flock": True})
     try:
         assert save.cleanup_temp_files(tmp_path, older_than=0) == []  # both too new for that cut-off
@@ -502,7 +505,7 @@ def test_cleanup_keeps_a_temp_file_in_use(tmp_path):
     finally:
         stop_child(p)
     assert removed == [str(stale)]
-    assert sorted(os.listdir(tmp_path)) == sorted([live.name, "keep.jsonl"])
+    assert sorted(os.listdir(tmp_path)) == sorted([live.name, *others])
 
 
 # -- write failures --------------------------------------------------------------------------------
