@@ -668,7 +668,7 @@ def _store_lock(lock_path: str | os.PathLike[str] | None, timeout: float, given:
     try:
         fd = os.open(lp, os.O_RDWR | os.O_CREAT | _O_CLOEXEC | _O_NOFOLLOW, 0o600)
     except OSError as exc:
-        raise write_failed(exc, "opening the lock file", given) from exc
+        raise _failed(exc, "opening the lock file", given) from exc
     try:
         deadline = time.monotonic() + timeout
         delay = 0.002
@@ -686,7 +686,7 @@ def _store_lock(lock_path: str | os.PathLike[str] | None, timeout: float, given:
                 time.sleep(delay)
                 delay = min(delay * 2, 0.05)
             except OSError as exc:
-                raise write_failed(exc, "locking the store", given) from exc
+                raise _failed(exc, "locking the store", given) from exc
         _step("lock")
         yield
     finally:
@@ -698,6 +698,13 @@ def _store_lock(lock_path: str | os.PathLike[str] | None, timeout: float, given:
 
 def _changed_on_disk(given: str, why: str) -> Conflict:
     return Conflict(f"conflict: {given} changed on disk since it was loaded ({why}); nothing was written", given)
+
+
+def _failed(exc: OSError, what: str, given: str) -> SaveError:
+    """The error for an OSError while saving: a reader that met a rewrite is a conflict, not an I/O error."""
+    if isinstance(exc, SourceChanged):
+        return _rewriting(given, f"it changed while being read: {exc}")
+    return write_failed(exc, what, given)
 
 
 def _rewriting(given: str, why: str = "rewritten by another program") -> Rewriting:
@@ -801,7 +808,7 @@ class _Save:
         try:
             self.dir_fd = os.open(self.dir, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
         except OSError as exc:
-            raise write_failed(exc, "opening the directory", given) from exc
+            raise _failed(exc, "opening the directory", given) from exc
         cleanup_temp_files(self.dir)  # what a killed save left here
         try:
             self.old_fd = os.open(
@@ -812,7 +819,7 @@ class _Save:
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise _changed_on_disk(given, "it was replaced by a symbolic link") from None
-            raise write_failed(exc, "opening the file", given) from exc
+            raise _failed(exc, "opening the file", given) from exc
         _step("open")
         st = os.fstat(self.old_fd)
         if not stat.S_ISREG(st.st_mode):
@@ -853,7 +860,7 @@ class _Save:
         try:
             tmp = self._new_tmp(st)
         except OSError as exc:
-            raise write_failed(exc, "creating the temporary file", self.given) from exc
+            raise _failed(exc, "creating the temporary file", self.given) from exc
         # An unfinished line appended since load (another process may be writing it right now) is held
         # back: when the new content ends with it, it is carried over from the old file like a late
         # append, whole once its writer is done, so the new file never ends in a torn line.
@@ -879,7 +886,7 @@ class _Save:
                 buf.clear()
                 _step("write")
         except OSError as exc:
-            raise write_failed(exc, "writing the temporary file", self.given) from exc
+            raise _failed(exc, "writing the temporary file", self.given) from exc
 
         whole = tmp.hash.copy()
         if held:
@@ -898,7 +905,7 @@ class _Save:
         try:
             os.fsync(tmp.fd)
         except OSError as exc:
-            raise write_failed(exc, "syncing the temporary file to disk", self.given) from exc
+            raise _failed(exc, "syncing the temporary file to disk", self.given) from exc
         _step("fsync")
 
         # re-check right before replacing, copying the backup at the same time
@@ -920,7 +927,7 @@ class _Save:
             except Conflict as exc:  # the backup's copy saw the file rewritten
                 raise Rewriting(str(exc), self.given) from exc
             except OSError as exc:
-                raise write_failed(exc, "writing the backup", self.given) from exc
+                raise _failed(exc, "writing the backup", self.given) from exc
         elif not _prefix_matches(self.old_fd, R, h_R):
             raise _rewriting(self.given)
         _step("recheck")
@@ -951,13 +958,13 @@ class _Save:
         except FileNotFoundError:
             raise _changed_on_disk(self.given, "it was removed during the save") from None
         except OSError as exc:
-            raise write_failed(exc, "writing the temporary file", self.given) from exc
+            raise _failed(exc, "writing the temporary file", self.given) from exc
         if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
             raise _rewriting(self.given, "replaced by another file")
         try:
             os.replace(tmp.name, self.base, src_dir_fd=self.dir_fd, dst_dir_fd=self.dir_fd)
         except OSError as exc:
-            raise write_failed(exc, "replacing the file", self.given) from exc
+            raise _failed(exc, "replacing the file", self.given) from exc
         tmp.linked = False
         _step("rename")
 
@@ -1096,6 +1103,12 @@ class _Save:
             self.carried += len(data)
             prev_fd, prev_pos, cur = nxt
             self.current = cur
+        try:  # out of rounds: whatever is left in the last replaced copy is kept, never dropped
+            left = _read_all(prev_fd, prev_pos)
+        except OSError:
+            left = b""
+        if left:
+            self._keep(left, f"{len(left)} bytes appended during the save could not be merged (the file kept changing)")
         return cur
 
     def _reorder(self, cur: _Tmp, data: bytes, wrote_at: int) -> tuple[int, int, _Tmp] | None:
@@ -1112,7 +1125,7 @@ class _Save:
             done = wrote_at + len(data)
         else:
             done = cur.size
-        done += _copy_range(cur.fd, done, None, t, self.limit)
+        done += self._copy_lines(cur.fd, done, t)
         os.fsync(t.fd)
         _step("reorder_write")
         ro = os.open(self.base, os.O_RDONLY | _O_CLOEXEC | _O_NOFOLLOW | _O_NONBLOCK, dir_fd=self.dir_fd)
@@ -1122,7 +1135,7 @@ class _Save:
             self._discard(t)
             self._keep_unmerged(data, "the file was replaced by another program right after the save")
             return None
-        late = _copy_range(ro, done, None, t, self.limit)
+        late = self._copy_lines(ro, done, t)
         if late:
             done += late
             os.fsync(t.fd)
@@ -1133,6 +1146,13 @@ class _Save:
         self.tmps.remove(cur)
         os.close(cur.fd)
         return ro, done, t
+
+    def _copy_lines(self, fd: int, start: int, dst: _Tmp) -> int:
+        """Copy the whole lines of ``fd`` from ``start`` into ``dst``; an unfinished one waits for the next round."""
+        data = _read_all(fd, start)
+        cut = data.rfind(b"\n") + 1
+        dst.write(data[:cut], self.limit)
+        return cut
 
     def _keep_unmerged(self, data: bytes, why: str) -> None:
         """Last resort: keep late bytes that cannot be merged in the backups directory, never drop them."""
@@ -1262,6 +1282,6 @@ def save(
         except SourceChanged as exc:  # a reader of the loaded file met a truncation or rewrite
             raise _rewriting(given, f"it changed while being read: {exc}") from exc
         except OSError as exc:
-            raise write_failed(exc, "saving", given) from exc
+            raise _failed(exc, "saving", given) from exc
         finally:
             op.close()

@@ -7,6 +7,11 @@ Modes:
           prints the outcome as JSON.
   hold    open ``path`` for appending (``flock``: take flock(LOCK_EX) on it instead), print ``ready``,
           wait for stdin to close.
+  save    load ``path``, save ``new`` (hex) over it and print the outcome as JSON; with ``pause_at`` print
+          ``paused`` at the first step of that name and wait for a line on stdin; with ``crash_step``
+          SIGKILL itself at the first step of that name.
+  cmd     run commands from stdin, one a line, answering ``ok`` to each: ``open`` (O_APPEND, held),
+          ``w HEX`` (write through the held fd), ``close``, ``a HEX`` (open by name, append, close).
   writer  append ``w%07d\\n`` lines to ``path`` about ``rate`` times a second, opening and closing the
           file for each line, until ``stop`` exists; prints the number of lines written.
 """
@@ -102,14 +107,75 @@ def hold(cfg: dict) -> None:
     os.close(fd)
 
 
+def save_one(cfg: dict) -> None:
+    if "new_file" in cfg:
+        with open(cfg["new_file"], "rb") as f:
+            new = f.read()
+    else:
+        new = bytes.fromhex(cfg["new"])
+    doc = Document.load(cfg["path"])
+    stamp = save.stamp_document(doc)
+
+    def hook(name: str) -> None:
+        if name == cfg.get("crash_step"):
+            os.kill(os.getpid(), signal.SIGKILL)
+        if name == cfg.get("pause_at"):
+            cfg["pause_at"] = None
+            print("paused", name, flush=True)
+            sys.stdin.readline()
+
+    save._crash_hook = hook
+    out: dict = {}
+    try:
+        r = save.save(
+            cfg["path"],
+            lambda appended: [new, appended],
+            stamp,
+            root=cfg["root"],
+            state_dir=cfg["state_dir"],
+            settle_timeout=cfg.get("settle_timeout", save.SETTLE_TIMEOUT),
+        )
+        out = {"changed": r.changed, "warnings": list(r.warnings), "not_carried": r.not_carried_bytes}
+    except SaveError as exc:
+        out = {"error": type(exc).__name__, "message": str(exc), "exit_code": exc.exit_code}
+    doc.close()
+    print(json.dumps(out), flush=True)
+
+
+def cmd(cfg: dict) -> None:
+    fd = -1
+    print("ready", flush=True)
+    for line in sys.stdin:
+        op, _, arg = line.strip().partition(" ")
+        if op == "open":
+            fd = os.open(cfg["path"], os.O_WRONLY | os.O_APPEND)
+        elif op == "w":
+            os.write(fd, bytes.fromhex(arg))
+        elif op == "close":
+            os.close(fd)
+            fd = -1
+        elif op == "a":
+            afd = os.open(cfg["path"], os.O_WRONLY | os.O_APPEND)
+            os.write(afd, bytes.fromhex(arg))
+            os.close(afd)
+        print("ok", flush=True)
+
+
 def writer(cfg: dict) -> None:
     path, stop, rate = cfg["path"], cfg["stop"], cfg.get("rate", 1000)
     period = 1.0 / rate
     n = 0
     nxt = time.monotonic()
     while True:
-        with open(path, "ab") as f:
-            f.write(b"w%07d\n" % n)
+        if cfg.get("split"):  # each line in two writes through one open file, a pause between them
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+            os.write(fd, b"w%07d-" % n)
+            time.sleep(cfg["split"])
+            os.write(fd, b"end\n")
+            os.close(fd)
+        else:
+            with open(path, "ab") as f:
+                f.write(b"w%07d\n" % n)
         n += 1
         if n == 1:
             print("ready", flush=True)
@@ -124,4 +190,5 @@ def writer(cfg: dict) -> None:
 
 if __name__ == "__main__":
     mode, cfg = sys.argv[1], json.loads(sys.argv[2])
-    {"crash": crash, "fsize": fsize, "hold": hold, "writer": writer}[mode](cfg)
+    modes = {"crash": crash, "fsize": fsize, "hold": hold, "writer": writer, "save": save_one, "cmd": cmd}
+    modes[mode](cfg)

@@ -22,6 +22,7 @@ from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
 from sessionview.core.catalog import LIVE_WINDOW, Catalog, describe
+from sessionview.core.save import cleanup_temp_files
 from sessionview.core.text import escape_control
 from sessionview.ui import messages as msg
 from sessionview.ui.widgets.session_table import SessionTable, header_text
@@ -90,6 +91,7 @@ class BrowserScreen(Screen):
         self.table.focus()
         self._refresh_header()
         self._scan()
+        threading.Thread(target=cleanup_temp_files, args=(self.root,), name="sv-tmp-cleanup", daemon=True).start()
         self._describer(self._stop)
         if self.watch:
             self._watcher()
