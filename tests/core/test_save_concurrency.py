@@ -222,7 +222,7 @@ def test_writer_splitting_its_lines_never_tears_one_and_loses_none_unreported(tm
     state = tmp_path / "state"
     stop = tmp_path / "stop"
     w = subprocess.Popen(
-        [sys.executable, str(CHILD), "writer", json.dumps({"path": str(path), "stop": str(stop), "rate": 500, "split": 0.003})],
+        [sys.executable, str(CHILD), "writer", json.dumps({"path": str(path), "stop": str(stop), "rate": 100, "split": 0.003})],
         stdout=subprocess.PIPE,
         text=True,
     )
