@@ -12,9 +12,13 @@ Before replacing, the file on disk is compared with the :class:`LoadStamp` taken
 * anything else (another inode, shorter, a different prefix: Brute truncates and rewrites its file after
   every turn) raises :class:`~sessionview.core.errors.Conflict` and the file is left alone.
 
-Lines appended while the save itself runs are not lost: right before the rename the bytes appended so far
-are copied into the temporary file; after the rename the old inode is read again (once no process has it
-open for writing any more) and whatever arrived is appended to the new file, in order. A byte-exact backup
+Lines appended while the save itself runs are not lost: right before the rename the whole lines appended so
+far are copied into the temporary file; after the rename the old inode is read again (once no process has it
+open for writing any more) and whatever arrived is appended to the new file, in order. Only whole lines are
+carried while another process may still be writing one, so the new file never ends in a torn line; bytes
+that could not be carried (an unfinished line whose writer kept the old file open, a merge that failed) are
+kept beside the backups and reported (``SaveResult.not_carried_bytes``, ``kept_paths``, ``warnings``).
+A truncation or rewrite met during the save is a :class:`~sessionview.core.errors.Rewriting` conflict. A byte-exact backup
 of the file goes to the state directory before every replacement (:mod:`sessionview.core.backups`).
 
 Everything here is stdlib only and Linux-first (``/proc`` for writer detection, file leases to see when
