@@ -34,6 +34,7 @@ commands:
   sessionview compact FILE N:M       replace records N to M with one summary message
   sessionview history FILE           list the backups of FILE, newest first
   sessionview undo FILE              restore the newest backup of FILE
+  sessionview prune [FILE...]        remove old backups beyond the retention policy
   sessionview serve [PATH]           serve the app to a browser on 127.0.0.1 with a token
 
 Run 'sessionview COMMAND --help' for the options of a command.
@@ -288,18 +289,64 @@ def cmd_compact(args: argparse.Namespace) -> int:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    from sessionview.core import backups
+    from sessionview.config import ConfigError
+    from sessionview.core import backups, retention
     from sessionview.core.text import escape_control
 
     out = _Out()
-    found = backups.list_backups(args.file)
+    found = backups.list_backups(args.file) + backups.list_unmerged(args.file)
     if not found:
         out.write(f"{escape_control(args.file, one_line=True)}: no backups\n")
-        return 0
     for i, b in enumerate(found, 1):
         when = b.created.astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
-        out.write(f"{i:>3}  {when}  {b.size:>12,} bytes  {escape_control(str(b.path), one_line=True)}\n")
+        mark = "" if b.kind == "backup" else "  [unmerged bytes: never pruned; look, then delete by hand]"
+        mark += f"  [UNTRUSTED: {b.untrusted}; never restored]" if b.untrusted else ""
+        out.write(f"{i:>3}  {when}  {b.size:>12,} bytes  {escape_control(str(b.path), one_line=True)}"
+                  f"{escape_control(mark, one_line=True)}\n")
+    try:
+        policy = retention.current_retention().describe()
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+    out.write(f"{policy}; {retention.usage():,} bytes used\n")
     out.flush()
+    return 0
+
+
+def cmd_prune(args: argparse.Namespace) -> int:
+    from sessionview.config import ConfigError
+    from sessionview.core import retention
+    from sessionview.core.errors import SaveError
+    from sessionview.core.text import escape_control
+
+    try:
+        base = retention.current_retention()
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+    try:
+        policy = retention.Retention(args.keep if args.keep is not None else base.keep,
+                                     args.max_bytes if args.max_bytes is not None else base.max_bytes)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    try:
+        report = retention.prune(args.files or None, retention=policy, dry_run=args.dry_run)
+    except SaveError as exc:
+        raise _refusal(exc) from None
+    out = _Out()
+    for b in report.removed:
+        out.write(f"{'would remove' if args.dry_run else 'removed':<12}  {b.size:>12,} bytes  {escape_control(b.path, one_line=True)}\n")
+    for b in report.unmerged:
+        out.write(f"{'unmerged':<12}  {b.size:>12,} bytes  {escape_control(b.path, one_line=True)}  "
+                  "(never pruned: bytes a save could not merge; look, then delete by hand)\n")
+    for b in report.untrusted:
+        out.write(f"{'untrusted':<12}  {b.size:>12,} bytes  {escape_control(b.path, one_line=True)}  "
+                  f"({escape_control(b.untrusted, one_line=True)}; left alone)\n")
+    out.flush()
+    n = len(report.removed)
+    verb = f"would prune {n} backup{'s' if n != 1 else ''}, freeing" if args.dry_run else \
+        f"pruned {n} backup{'s' if n != 1 else ''}, freed"
+    sys.stderr.write(f"{verb} {retention.format_size(report.freed)}; {policy.describe()}; "
+                     f"{report.used:,} bytes used\n")
+    sys.stderr.flush()
     return 0
 
 
@@ -312,7 +359,11 @@ def cmd_undo(args: argparse.Namespace) -> int:
     if not found:
         raise CliError(f"{args.file}: no backup to restore", 1)
     if args.dry_run:
-        with open(found[0].path, "rb") as f:
+        try:
+            fd = backups.open_backup(found[0], args.file)
+        except SaveError as exc:
+            raise _refusal(exc) from None
+        with os.fdopen(fd, "rb") as f:
             old = f.read()
         with open(args.file, "rb") as f:
             current = f.read()
@@ -383,6 +434,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
 # parser
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
+
+
+def _size_arg(text: str) -> int:
+    from sessionview.core.retention import parse_size
+
+    try:
+        return parse_size(text, "SIZE")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _formatter(prog: str) -> argparse.HelpFormatter:
@@ -482,7 +542,7 @@ def build_parser() -> argparse.ArgumentParser:
     write_flags(p)
     p.set_defaults(func=cmd_compact)
 
-    p = writer("history", "list the backups of a file", "List the backups of FILE, newest first.\n"
+    p = writer("history", "list the backups of a file", "List the backups of FILE, newest first, and the retention policy.\n"
                "Backups live under $XDG_STATE_HOME/sessionview/backups (default ~/.local/state/...),\n"
                "or under $SESSIONVIEW_STATE_DIR when it is set; never next to the session files.",
                "example:\n  sessionview history s.jsonl")
@@ -494,6 +554,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="print a unified diff of the file and write nothing")
     p.add_argument("--force", action="store_true", help="override the check for another writer")
     p.set_defaults(func=cmd_undo)
+
+    p = sub.add_parser("prune", help="remove old backups beyond the retention policy", formatter_class=_formatter,
+                       description="Remove backups beyond the retention policy, oldest first: keep the last\n"
+                       "backups_keep (default 20) of each file and at most backups_max_bytes (default 2GiB)\n"
+                       "of all files' backups together (both set in config.toml). The newest backup of a\n"
+                       "file is never removed. This also runs by itself after every save.\n\n"
+                       "With FILE, only the backups of those files are removed (the size limit still counts\n"
+                       "every file's). Unmerged-bytes files (bytes another program wrote that a save could\n"
+                       "not merge) and backups another user owns or group/others can write are never\n"
+                       "removed: they are listed for you to look at.",
+                       epilog="examples:\n  sessionview prune --dry-run\n  sessionview prune s.jsonl --keep 5\n"
+                       "  sessionview prune --max-bytes 500MiB")
+    p.add_argument("files", nargs="*", metavar="FILE", help="session files whose backups to prune (default: all)")
+    p.add_argument("--keep", type=int, metavar="N", help="backups to keep per file (default: backups_keep)")
+    p.add_argument("--max-bytes", type=_size_arg, metavar="SIZE",
+                   help="all backups together, e.g. 2GiB or 500MiB (default: backups_max_bytes)")
+    p.add_argument("--dry-run", action="store_true", help="list what would be removed and remove nothing")
+    p.set_defaults(func=cmd_prune)
 
     p = sub.add_parser("serve", help="serve the app to a web browser", formatter_class=_formatter,
                        description="Serve the app to a web browser, safely by default:\n"

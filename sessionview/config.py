@@ -4,6 +4,8 @@ file named by ``$SESSIONVIEW_CONFIG``.
 ```toml
 summarizer = "llm -s 'Summarise this agent session'"   # used by compaction in the app
 summarizer_timeout = 120
+backups_keep = 20                 # backups kept per file (the newest is never pruned)
+backups_max_bytes = "2GiB"        # all files' backups together: bytes, or "500MiB", "2GiB", "1.5G", "100MB"
 
 [keymap]            # binding id = keys (comma-separated); every action of the app has an id
 edit = "e"
@@ -34,6 +36,8 @@ class Config:
     keymap: dict[str, str] = field(default_factory=dict)
     summarizer: str | None = None
     summarizer_timeout: float = 120.0
+    backups_keep: int = 20
+    backups_max_bytes: int = 2 * 1024**3
     path: str | None = None
 
 
@@ -66,4 +70,13 @@ def load_config(path: str | None = None) -> Config:
     timeout = data.get("summarizer_timeout", 120.0)
     if not isinstance(timeout, (int, float)) or timeout <= 0:
         raise ConfigError(f"{path}: summarizer_timeout must be a positive number of seconds")
-    return Config(dict(keymap), summarizer, float(timeout), path)
+    keep = data.get("backups_keep", Config.backups_keep)
+    if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
+        raise ConfigError(f"{path}: backups_keep must be a whole number of at least 1 (backups kept per file); got {keep!r}")
+    from sessionview.core.retention import parse_size
+
+    try:
+        max_bytes = parse_size(data.get("backups_max_bytes", Config.backups_max_bytes), "backups_max_bytes")
+    except ValueError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    return Config(dict(keymap), summarizer, float(timeout), backups_keep=keep, backups_max_bytes=max_bytes, path=path)

@@ -10,7 +10,14 @@ Under the root each original file gets a directory named ``sha256(real path)[:16
 file (the original real path, raw bytes) and backups named ``YYYYmmddTHHMMSS.ffffff-<n>.bak`` (UTC time of
 the backup, ``n`` distinguishes backups of the same microsecond), so names sort by time. A backup is
 written to a temporary file, checked against the hash the save verified, fsynced, and only then given
-its ``.bak`` name: a ``.bak`` file is always complete. Directories are 0700 and files 0600.
+its ``.bak`` name: a ``.bak`` file is always complete. Bytes a save could not merge are kept beside
+them as ``YYYYmmddTHHMMSS.ffffff[-n].unmerged``; those are never pruned (see :mod:`.retention`).
+
+Backups are the user's own. Every directory made here is 0700 (chmod after mkdir, whatever the umask) and
+every file 0600. A backup directory, or backup, owned by another user (root excepted) or writable by group
+or others is *untrusted*: it is listed with the reason (:attr:`Backup.untrusted`), never restored
+(:class:`UntrustedBackup`) and never written into or pruned. A directory of ours that group or others can
+write (made by an older version under a loose umask) is tightened to 0700 before a backup goes into it.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import errno
 import hashlib
 import os
 import re
+import stat
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable, Iterator
@@ -29,6 +37,9 @@ from sessionview.core.errors import Conflict, SaveError
 __all__ = [
     "Backup",
     "NoBackup",
+    "UntrustedBackup",
+    "open_backup",
+    "list_unmerged",
     "backups_root",
     "backup_dir",
     "list_backups",
@@ -42,10 +53,17 @@ _NAME = re.compile(r"^(\d{8}T\d{6}\.\d{6})-(\d+)\.bak$")
 _TIME_FORMAT = "%Y%m%dT%H%M%S.%f"
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_UNMERGED = re.compile(r"^(\d{8}T\d{6}\.\d{6})(?:-(\d+))?\.unmerged$")
 
 
 class NoBackup(SaveError):
     """There is no backup to restore."""
+
+
+class UntrustedBackup(SaveError):
+    """A backup, or its directory, belongs to another user or can be written by group or others."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +73,8 @@ class Backup:
     size: int
     original: str  # real path of the file it is a copy of
     sequence: int = 0  # n in the name
+    untrusted: str = ""  # why it must not be restored ("owned by another user (uid 65534)"), or ""
+    kind: str = "backup"  # or "unmerged": bytes a save could not merge (never pruned)
 
     @property
     def key(self) -> tuple[str, int]:
@@ -84,17 +104,95 @@ def backup_dir(path: str | os.PathLike[str], state_dir: str | os.PathLike[str] |
     return os.path.join(backups_root(state_dir), _key(real))
 
 
-def _ensure_dir(real_path: str, state_dir: str | None) -> str:
-    d = os.path.join(backups_root(state_dir), _key(real_path))
-    os.makedirs(d, mode=0o700, exist_ok=True)
-    marker = os.path.join(d, "path")
-    want = os.fsencode(real_path)
+def _distrust(st: os.stat_result) -> str:
+    """Why a directory or file with this status is not the user's own, or ``""``."""
+    if st.st_uid not in (os.geteuid(), 0):
+        return f"owned by another user (uid {st.st_uid})"
+    loose = st.st_mode & 0o022
+    if loose:
+        who = "group and others" if loose == 0o022 else ("group" if loose & 0o020 else "others")
+        return f"writable by {who} (mode {stat.S_IMODE(st.st_mode):04o})"
+    return ""
+
+
+def _dir_distrust(root: str, d: str | None = None) -> str:
+    """Why the backups root or the per-file directory ``d`` is untrusted, or ``""`` (also when missing)."""
+    for p, follow in ((root, True), (d, False)) if d is not None else ((root, True),):  # the root may be a link the user made; a file's dir not
+        try:
+            st = os.stat(p, follow_symlinks=follow)
+        except FileNotFoundError:
+            return ""
+        except OSError as exc:
+            return f"unreadable ({exc.strerror or exc})"
+        if not stat.S_ISDIR(st.st_mode):
+            return f"{p} is not a directory"
+        why = _distrust(st)
+        if why:
+            return f"its directory {p} is {why}"
+    return ""
+
+
+def _mkdirs_private(path: str) -> None:
+    """Make ``path`` and its missing parents, each 0700 whatever the umask."""
+    missing = []
+    p = path
+    while not os.path.isdir(p):
+        missing.append(p)
+        parent = os.path.dirname(p)
+        if parent == p:
+            break
+        p = parent
+    for p in reversed(missing):
+        try:
+            os.mkdir(p, 0o700)
+        except FileExistsError:
+            continue  # made meanwhile by another process: the checks of the caller decide
+        fd = os.open(p, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC)
+        try:
+            os.fchmod(fd, 0o700)
+        finally:
+            os.close(fd)
+
+
+def _private_dir(p: str, *, follow: bool, given: str | None) -> None:
+    """Refuse a directory another user owns; tighten one of ours that group or others can write."""
+    st = os.stat(p, follow_symlinks=follow)
+    if not stat.S_ISDIR(st.st_mode):
+        raise UntrustedBackup(f"refused: the backup directory {p} is not a directory; nothing was written", given)
+    if st.st_uid not in (os.geteuid(), 0):
+        raise UntrustedBackup(
+            f"refused: the backup directory {p} is owned by another user (uid {st.st_uid}); nothing was written",
+            given,
+        )
+    if st.st_mode & 0o022:
+        os.chmod(p, 0o700)
+
+
+def _read_marker(d: str) -> bytes | None:
+    """The ``path`` file of a backup directory, if it is a regular file of the user's own."""
     try:
-        with open(marker, "rb") as f:
-            have = f.read()
-    except FileNotFoundError:
-        have = None
-    if have != want:
+        fd = os.open(os.path.join(d, "path"), os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or _distrust(st) or st.st_size > 1 << 16:
+            return None
+        return b"".join(_save._read_range(fd, 0, None))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _ensure_dir(real_path: str, state_dir: str | None, given: str | None = None) -> str:
+    root = backups_root(state_dir)
+    d = os.path.join(root, _key(real_path))
+    _mkdirs_private(d)
+    _private_dir(root, follow=True, given=given)
+    _private_dir(d, follow=False, given=given)
+    want = os.fsencode(real_path)
+    if _read_marker(d) != want:
         dir_fd = os.open(d, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
         try:
             fd, tmp = _save._create_tmp(dir_fd, "path")
@@ -133,7 +231,7 @@ def write_backup(
     """
     step = step or (lambda name: None)
     sd = os.fspath(state_dir) if state_dir is not None else None
-    d = _ensure_dir(real_path, sd)
+    d = _ensure_dir(real_path, sd, given)
     _save.cleanup_temp_files(d)
     dir_fd = os.open(d, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
     try:
@@ -199,16 +297,30 @@ def write_backup(
             os.close(fd)
     finally:
         os.close(dir_fd)
-    return Backup(os.path.join(d, name), now, pos, real_path, n)
+    made = Backup(os.path.join(d, name), now, pos, real_path, n)
+    from sessionview.core import retention
+
+    retention.prune_after_backup(made, state_dir=sd)  # never raises: the backup is kept whatever happens
+    return made
 
 
 def write_unmerged(real_path: str, data: bytes, *, state_dir: str | os.PathLike[str] | None = None) -> str:
-    """Keep bytes a save could not merge (``YYYYmmddTHHMMSS.ffffff.unmerged``); returns the file's path."""
+    """Keep bytes a save could not merge (``YYYYmmddTHHMMSS.ffffff[-n].unmerged``); returns the file's path.
+
+    Unmerged files are never pruned automatically: ``sessionview prune`` and ``history`` list them.
+    """
     sd = os.fspath(state_dir) if state_dir is not None else None
     d = _ensure_dir(real_path, sd)
-    name = datetime.now(timezone.utc).strftime(_TIME_FORMAT) + ".unmerged"
-    p = os.path.join(d, name)
-    fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_APPEND | _O_CLOEXEC, 0o600)
+    stem = datetime.now(timezone.utc).strftime(_TIME_FORMAT)
+    n = 0
+    while True:
+        p = os.path.join(d, f"{stem}{'-%d' % n if n else ''}.unmerged")
+        try:
+            fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o600)
+        except FileExistsError:
+            n += 1
+            continue
+        break
     try:
         _save._write_all(fd, data)
         os.fsync(fd)
@@ -217,13 +329,13 @@ def write_unmerged(real_path: str, data: bytes, *, state_dir: str | os.PathLike[
     return p
 
 
-def _iter_backups(d: str, original: str) -> Iterator[Backup]:
+def _iter_entries(d: str, original: str, distrust_dir: str, pattern: re.Pattern[str], kind: str) -> Iterator[Backup]:
     try:
         names = os.listdir(d)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
         return
     for name in names:
-        m = _NAME.match(name)
+        m = pattern.match(name)
         if not m:
             continue
         p = os.path.join(d, name)
@@ -231,23 +343,74 @@ def _iter_backups(d: str, original: str) -> Iterator[Backup]:
             st = os.stat(p, follow_symlinks=False)
         except OSError:
             continue
-        created = datetime.strptime(m.group(1), _TIME_FORMAT).replace(tzinfo=timezone.utc)
-        yield Backup(p, created, st.st_size, original, int(m.group(2)))
+        why = distrust_dir
+        if not why:
+            why = _distrust(st) if stat.S_ISREG(st.st_mode) else "not a regular file"
+        try:
+            created = datetime.strptime(m.group(1), _TIME_FORMAT).replace(tzinfo=timezone.utc)
+        except ValueError:  # e.g. month 13: not one of ours
+            continue
+        yield Backup(p, created, st.st_size, original, int(m.group(2) or 0), why, kind)
+
+
+def _entries(path: str | os.PathLike[str], state_dir: str | os.PathLike[str] | None, pattern: re.Pattern[str], kind: str) -> list[Backup]:
+    real = os.path.realpath(os.fspath(path))
+    root = backups_root(state_dir)
+    d = os.path.join(root, _key(real))
+    marker = _read_marker(d)
+    original = os.fsdecode(marker) if marker is not None else real
+    if original != real:  # a hash-prefix collision with another file: not ours
+        return []
+    return sorted(_iter_entries(d, original, _dir_distrust(root, d), pattern, kind), key=lambda b: b.key, reverse=True)
 
 
 def list_backups(path: str | os.PathLike[str], *, state_dir: str | os.PathLike[str] | None = None) -> list[Backup]:
-    """The backups of ``path`` (links resolved), newest first."""
-    real = os.path.realpath(os.fspath(path))
-    d = os.path.join(backups_root(state_dir), _key(real))
-    original = real
+    """The backups of ``path`` (links resolved), newest first; untrusted ones are listed, marked."""
+    return _entries(path, state_dir, _NAME, "backup")
+
+
+def list_unmerged(path: str | os.PathLike[str], *, state_dir: str | os.PathLike[str] | None = None) -> list[Backup]:
+    """The unmerged-bytes files kept for ``path``, newest first (``kind == "unmerged"``)."""
+    return _entries(path, state_dir, _UNMERGED, "unmerged")
+
+
+def _refusal(b: Backup, why: str, given: str | None) -> UntrustedBackup:
+    return UntrustedBackup(
+        f"refused: the backup {b.path} is not yours to trust ({why}); nothing was restored "
+        "(look at it, then remove it or fix its owner and mode)",
+        given,
+    )
+
+
+def open_backup(b: Backup, given: str | None = None) -> int:
+    """Open backup ``b`` for reading after checking it and its directories are the user's own.
+
+    Returns the open descriptor (the caller closes it); raises :class:`UntrustedBackup` if not, or
+    :class:`NoBackup` if it is gone.
+    """
+    if b.untrusted:
+        raise _refusal(b, b.untrusted, given)
+    d = os.path.dirname(b.path)
+    why = _dir_distrust(os.path.dirname(d), d)
+    if why:
+        raise _refusal(b, why, given)
     try:
-        with open(os.path.join(d, "path"), "rb") as f:
-            original = os.fsdecode(f.read())
-    except OSError:
-        pass
-    if original != real:  # a hash-prefix collision with another file: not ours
-        return []
-    return sorted(_iter_backups(d, original), key=lambda b: b.key, reverse=True)
+        fd = os.open(b.path, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC)
+    except FileNotFoundError:
+        raise NoBackup(f"refused: the backup {b.path} is gone (pruned or removed meanwhile)", given) from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _refusal(b, "a symbolic link", given) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        why = _distrust(st) if stat.S_ISREG(st.st_mode) else "not a regular file"
+        if why:
+            raise _refusal(b, why, given)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def restore(
@@ -273,6 +436,15 @@ def restore(
             raise NoBackup(f"refused: there is no backup of {given} to restore", given)
         backup = found[0]
     chosen = backup
+    src = open_backup(chosen, given)
+    try:
+        return _restore_from(given, real, chosen, src, root=root, force=force, state_dir=state_dir,
+                             lock_path=lock_path)
+    finally:
+        os.close(src)
+
+
+def _restore_from(given: str, real: str, chosen: Backup, src: int, **kw: object) -> _save.SaveResult:
     try:
         stamp = _save.stamp_file(real)
     except FileNotFoundError:
@@ -281,13 +453,7 @@ def restore(
     stamp = _save.LoadStamp(given, stamp.real_path, stamp.dev, stamp.ino, stamp.size, stamp.mtime_ns, stamp.sha256)
 
     def render(appended: bytes) -> Iterator[bytes]:
-        fd = os.open(chosen.path, os.O_RDONLY | _O_CLOEXEC)
-        try:
-            yield from _save._read_range(fd, 0, None)
-        finally:
-            os.close(fd)
+        yield from _save._read_range(src, 0, None)
         yield appended
 
-    return _save.save(
-        given, render, stamp, root=root, force=force, backup=True, state_dir=state_dir, lock_path=lock_path
-    )
+    return _save.save(given, render, stamp, backup=True, **kw)  # type: ignore[arg-type]

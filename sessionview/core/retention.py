@@ -1,0 +1,202 @@
+"""How many backups are kept: the last ``keep`` per file and at most ``max_bytes`` in all, oldest pruned first.
+
+The policy comes from ``config.toml`` (``backups_keep``, ``backups_max_bytes``; see :mod:`sessionview.config`)
+and is applied after every backup is written (:func:`prune_after_backup`) and by ``sessionview prune``.
+
+* The newest backup of a file is never pruned, whatever the limits (so ``max_bytes`` can be exceeded by
+  the newest backups alone), nor is the backup just written.
+* ``max_bytes`` counts the ``.bak`` files of every file under the backups root; when they are over it,
+  the oldest backups (of any file, or of the files named) go first.
+* Unmerged-bytes files (``.unmerged``) are never pruned here and not counted: they hold bytes another
+  program wrote that a save could not merge, and only the user may decide to drop them. They are listed.
+* Untrusted entries (another user's, or writable by group or others) are neither counted nor removed;
+  they are listed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from sessionview.core import backups as _backups
+
+__all__ = ["Retention", "PruneReport", "parse_size", "format_size", "prune", "current_retention", "usage"]
+
+DEFAULT_KEEP = 20
+DEFAULT_MAX_BYTES = 2 * 1024**3
+_KEY = re.compile(r"^[0-9a-f]{16}$")
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "b": 1}
+for _i, _p in enumerate("kmgt", 1):
+    _UNITS[_p] = _UNITS[_p + "i"] = _UNITS[_p + "ib"] = 1024**_i
+    _UNITS[_p + "b"] = 1000**_i
+SIZE_HELP = 'a number of bytes, or a size such as "500MiB" or "2GiB" (K, M, G, T: powers of 1024; KB, MB...: of 1000)'
+
+
+def parse_size(value: object, what: str = "size") -> int:
+    """Bytes from an int, or a string such as ``"2GiB"``, ``"500 MiB"``, ``"1.5G"``, ``"100MB"``; else ValueError."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 0:
+            raise ValueError(f"{what} must not be negative (got {value})")
+        return value
+    if isinstance(value, str):
+        m = _SIZE.match(value)
+        if m and m.group(2).lower() in _UNITS:
+            return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    raise ValueError(f"{what} must be {SIZE_HELP}; got {value!r}")
+
+
+def format_size(n: int) -> str:
+    """``512 B``, ``1.5 KiB``, ``2.0 GiB``."""
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{n} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+@dataclass(frozen=True, slots=True)
+class Retention:
+    keep: int = DEFAULT_KEEP  # backups kept per file (at least 1)
+    max_bytes: int = DEFAULT_MAX_BYTES  # all files' backups together
+
+    def __post_init__(self) -> None:
+        if isinstance(self.keep, bool) or not isinstance(self.keep, int) or self.keep < 1:
+            raise ValueError(f"the number of backups kept per file must be a whole number of at least 1; got {self.keep!r}")
+        parse_size(self.max_bytes, "the size of all backups")
+
+    def describe(self) -> str:
+        n = "backup" if self.keep == 1 else f"{self.keep} backups"
+        return f"keeping the last {n} per file, {format_size(self.max_bytes)} in all"
+
+
+def current_retention() -> Retention:
+    """The policy of the user's config file (defaults if there is none); a bad value is a ConfigError."""
+    from sessionview.config import load_config
+
+    c = load_config()
+    return Retention(c.backups_keep, c.backups_max_bytes)
+
+
+@dataclass
+class PruneReport:
+    retention: Retention
+    removed: list[_backups.Backup] = field(default_factory=list)  # oldest first (or, dry run, to remove)
+    kept: list[_backups.Backup] = field(default_factory=list)
+    unmerged: list[_backups.Backup] = field(default_factory=list)  # never pruned: for the user to look at
+    untrusted: list[_backups.Backup] = field(default_factory=list)  # left alone
+    dry_run: bool = False
+
+    @property
+    def freed(self) -> int:
+        return sum(b.size for b in self.removed)
+
+    @property
+    def used(self) -> int:
+        """Bytes of the kept backups of every file under the root (after the prune)."""
+        return sum(b.size for b in self.kept)
+
+
+def _groups(root: str) -> dict[str, tuple[list[_backups.Backup], list[_backups.Backup]]]:
+    """Per backup directory: (backups, unmerged files), newest first, read through their ``path`` files."""
+    out = {}
+    try:
+        names = os.listdir(root)
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
+    for name in names:
+        if not _KEY.match(name):
+            continue
+        d = os.path.join(root, name)
+        if not os.path.isdir(d):
+            continue
+        marker = _backups._read_marker(d)
+        original = os.fsdecode(marker) if marker is not None else ""
+        why = _backups._dir_distrust(root, d) or ("" if marker is not None else "no readable path file of yours")
+        found = []
+        for pattern, kind in ((_backups._NAME, "backup"), (_backups._UNMERGED, "unmerged")):
+            entries = _backups._iter_entries(d, original, why, pattern, kind)
+            found.append(sorted(entries, key=lambda b: b.key, reverse=True))
+        out[d] = (found[0], found[1])
+    return out
+
+
+def prune(
+    paths: list[str] | None = None,
+    *,
+    retention: Retention | None = None,
+    dry_run: bool = False,
+    state_dir: str | os.PathLike[str] | None = None,
+    protect: frozenset[str] = frozenset(),
+) -> PruneReport:
+    """Bring the backups within ``retention`` (default: the config's), removing oldest first.
+
+    With ``paths``, only the backups of those files are removed (the byte limit still counts every file's).
+    Never removes the newest backup of a file, a path in ``protect``, an unmerged file or an untrusted entry.
+    Raises :class:`~sessionview.core.backups.UntrustedBackup` if the backups root itself is not the user's own.
+    """
+    policy = retention or current_retention()
+    root = _backups.backups_root(state_dir)
+    why = _backups._dir_distrust(root)
+    if why:
+        raise _backups.UntrustedBackup(f"refused: the backups root is not yours to trust ({why}); nothing was pruned", root)
+    groups = _groups(root)
+    chosen = None if paths is None else {_backups.backup_dir(p, state_dir) for p in paths}
+    report = PruneReport(policy, dry_run=dry_run)
+    remove: set[str] = set()
+    trusted: dict[str, list[_backups.Backup]] = {}
+    for d, (baks, unmerged) in groups.items():
+        if chosen is not None and d not in chosen:
+            trusted[d] = [b for b in baks if not b.untrusted]
+            continue
+        report.unmerged.extend(unmerged)
+        report.untrusted.extend(b for b in baks if b.untrusted)
+        ok = trusted[d] = [b for b in baks if not b.untrusted]
+        remove.update(b.path for b in ok[policy.keep:] if b.path not in protect)
+    used = sum(b.size for ok in trusted.values() for b in ok if b.path not in remove)
+    if used > policy.max_bytes:
+        candidates = [b for d, ok in trusted.items() if chosen is None or d in chosen for b in ok[1:]]
+        candidates.sort(key=lambda b: b.key)
+        for b in candidates:
+            if used <= policy.max_bytes:
+                break
+            if b.path in remove or b.path in protect:
+                continue
+            remove.add(b.path)
+            used -= b.size
+    for ok in trusted.values():
+        for b in ok:
+            (report.removed if b.path in remove else report.kept).append(b)
+    report.removed.sort(key=lambda b: b.key)
+    if not dry_run:
+        gone = []
+        for b in report.removed:
+            try:
+                os.unlink(b.path)
+            except FileNotFoundError:  # pruned meanwhile by another process
+                pass
+            except OSError:
+                report.kept.append(b)
+                continue
+            gone.append(b)
+        report.removed = gone
+    return report
+
+
+def usage(state_dir: str | os.PathLike[str] | None = None) -> int:
+    """Bytes of every trusted backup under the root (unmerged files not counted)."""
+    root = _backups.backups_root(state_dir)
+    return sum(b.size for baks, _ in _groups(root).values() for b in baks if not b.untrusted)
+
+
+def prune_after_backup(made: _backups.Backup, *, state_dir: str | None) -> PruneReport | None:
+    """The automatic prune after a backup is written; never raises (pruning is never worth a failed save).
+
+    A broken config file means no pruning until it is fixed (``history``, ``prune`` and the app report it).
+    """
+    try:
+        return prune(state_dir=state_dir, protect=frozenset({made.path}))
+    except (OSError, ValueError, _backups.SaveError):
+        return None
