@@ -370,3 +370,29 @@ def test_a_compaction_that_ends_inside_a_line_is_compacted_after_grace(path):
         ev = f.poll()
         assert kinds(ev) == ["Compacted", "Appended", "Pending"]
         assert ev[0].after == 1 and ev[2].size == len(b'{"role":"user","content":"typing')
+
+
+def test_the_model_reads_the_adopted_file_also_after_its_index_is_attached(tmp_path):
+    """After a rename-append the model reads the new file, even with a full index built from the old one."""
+    from sessionview.core.document import open_regular
+    from sessionview.core.tail import full_index
+    from sessionview.core.transcript import TranscriptModel
+
+    p = tmp_path / "s.jsonl"
+    data = b"".join(lines(40))
+    p.write_bytes(data)
+    model = TranscriptModel.open(str(p), tail_count=5)
+    try:
+        assert not model.indexed
+        full = full_index(model.tail.fd, model.tail.end)  # the index worker, on the old file
+        with Follower(p, fd=os.dup(model.tail.fd), offset=model.end) as f:
+            rename_over(p, data + msg("user", "in the new file"))
+            renamed, added = f.poll()
+        assert isinstance(renamed, Renamed)
+        model.adopt(open_regular(p))
+        model.append(added)
+        assert model.view(len(model)).text == "in the new file"
+        model.attach_index(full)
+        assert len(model) == 41 and model.view(41).text == "in the new file" and model.view(1).text == "message 1"
+    finally:
+        model.close()
