@@ -42,7 +42,7 @@ import stat
 import time
 from array import array
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 
 from sessionview.core.document import (  # noqa: F401 - ScanLimit and preader are re-exported
@@ -53,6 +53,16 @@ from sessionview.core.document import (  # noqa: F401 - ScanLimit and preader ar
     open_regular,
     preader,
     tail_line_starts,
+)
+from sessionview.core.tail_events import (  # the events are part of this module's API
+    Appended,
+    Compacted,
+    Deleted,
+    Event,
+    Pending,
+    Renamed,
+    Replaced,
+    Truncated,
 )
 
 DEFAULT_VERIFY_LIMIT = 1 << 20  # keep the whole reported prefix up to this size
@@ -69,91 +79,6 @@ CHUNK = 1 << 20
 MARKER_NEEDLE = b'"content":"[compacted:'
 MARKER_LINE = re.compile(rb'\{"role":"[^"\\]{0,32}","content":"\[compacted:([a-z_]+)\]')
 MARKER_REACH = 64  # the needle starts at most this many bytes into a marker line
-
-
-# -- events -------------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Appended:
-    """New complete lines: they start at ``starts`` and the last one ends at ``end`` (after its terminator)."""
-
-    starts: tuple[int, ...]
-    end: int
-    data: bytes | None = None  # the bytes [starts[0], end) when at most DATA_LIMIT
-    rewritten: bool = False  # the file was rewritten, and the rewrite kept what had been reported
-
-    @property
-    def start(self) -> int:
-        return self.starts[0] if self.starts else self.end
-
-    @property
-    def count(self) -> int:
-        return len(self.starts)
-
-    def lines(self) -> list[bytes]:
-        """The new lines, terminators included (needs ``data``)."""
-        if self.data is None:
-            raise ValueError("the appended bytes were too big to keep; read them from the file")
-        base = self.start
-        bounds = [s - base for s in self.starts] + [self.end - base]
-        return [self.data[a:b] for a, b in zip(bounds, bounds[1:])]
-
-
-@dataclass(frozen=True, slots=True)
-class Pending:
-    """The file ends with ``size`` bytes of a line that has no newline yet (0: no pending line any more)."""
-
-    offset: int
-    size: int
-    preview: bytes = b""  # the first bytes of the pending line
-
-
-@dataclass(frozen=True, slots=True)
-class Truncated:
-    """What was reported is gone: the file shrank or was rewritten with other content. Reload."""
-
-    size: int
-    reason: str  # "shrank" or "rewritten"
-
-
-@dataclass(frozen=True, slots=True)
-class Replaced:
-    """A different file now sits at the path (rotation, atomic replace, or deleted and created again)."""
-
-    reason: str = "a new file at the same path"
-
-
-@dataclass(frozen=True, slots=True)
-class Compacted:
-    """The file was rewritten (or replaced, ``replaced``) and now holds compaction markers that were not in
-    what was reported: the agent compacted its history. Reload, like :class:`Truncated`.
-
-    ``markers`` are the new markers' names in order (``summary``, ``tool_results``, ``sliding_window``);
-    ``before`` is the number of complete lines reported before (None when the follower started at an
-    offset too big to count), ``after`` the number of complete lines now (None when not all read yet).
-    """
-
-    size: int
-    markers: tuple[str, ...]
-    before: int | None
-    after: int | None
-    replaced: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Renamed:
-    """A new file sits at the path and starts with everything reported (a temp file renamed over the path
-    that kept the content): the follower follows it from the same offset. ``ident`` is its (device, inode);
-    its new lines follow as :class:`Appended` with ``rewritten``. Readers of the old file should switch."""
-
-    ident: tuple[int, int]
-
-
-@dataclass(frozen=True, slots=True)
-class Deleted:
-    """The path is gone. What was read stays readable through the follower's open descriptor."""
-
-
-Event = Appended | Pending | Truncated | Compacted | Renamed | Replaced | Deleted
 
 
 def line_digest(line: bytes) -> bytes:
@@ -298,9 +223,8 @@ class Follower:
                 self._head = self._read(0, min(window, prefix_len))
                 self._tail = self._read(max(0, offset - window), min(window, offset))
             if offset <= SCAN_LIMIT:
-                pieces = list(self._pieces(0, offset)) if self._shown is None else [(0, bytes(self._shown))]
-                self._lines = sum(p.count(b"\n") for _, p in pieces)
-                self._learn(pieces)
+                shown = self._pieces(0, offset) if self._shown is None else [(0, bytes(self._shown))]
+                self._lines = self._learn(shown)
             else:
                 self._hash = self._lines = self._markers = None
         # Sizes as of the last full look at the file; a first poll reads what is past ``offset``.
@@ -516,10 +440,13 @@ class Follower:
         self._size, self._mtime = size, mtime
         if starts:
             new_offset = line_start
-            pieces = list(self._pieces(old_offset, new_offset, pos, chunk))
-            data = b"".join(p for _, p in pieces) if new_offset - old_offset <= DATA_LIMIT else None
+            pieces: Iterable[tuple[int, bytes]] = self._pieces(old_offset, new_offset, pos, chunk)
+            data: bytes | None = None
+            if new_offset - old_offset <= DATA_LIMIT:
+                pieces = list(pieces)
+                data = b"".join(p for _, p in pieces)
+            self._learn(pieces)  # a big one streams: a pending line can be huge
             self._remember(old_offset, new_offset, data)
-            self._learn(pieces)
             if self._lines is not None:
                 self._lines += len(starts)
             self.offset = new_offset
@@ -532,7 +459,7 @@ class Follower:
                 events.append(Pending(self.offset, pending, preview))
         return events
 
-    def _pieces(self, old: int, new: int, pos: int | None = None, chunk: bytes = b""):
+    def _pieces(self, old: int, new: int, pos: int | None = None, chunk: bytes = b"") -> Iterator[tuple[int, bytes]]:
         """The bytes ``[old, new)`` in contiguous pieces: read from the file before ``pos``, then from
         ``chunk`` (which holds the file from ``pos`` on)."""
         if pos is None:
@@ -545,23 +472,26 @@ class Follower:
         if new > pos:
             yield max(old, pos), chunk[max(old, pos) - pos : new - pos]
 
-    def _learn(self, pieces: list[tuple[int, bytes]]) -> None:
-        """Feed newly reported bytes (complete lines, contiguous pieces) to the hash and the marker list."""
-        if self._hash is not None:
-            for _, piece in pieces:
-                self._hash.update(piece)
-        if self._markers is None:
-            return
+    def _learn(self, pieces: Iterable[tuple[int, bytes]]) -> int:
+        """Feed newly reported bytes (complete lines, contiguous pieces, read once) to the hash and the
+        marker list. Returns how many newlines they hold."""
+        newlines = 0
         carry = b""
+        keep = len(MARKER_NEEDLE) - 1
         for at, piece in pieces:
+            if self._hash is not None:
+                self._hash.update(piece)
+            newlines += piece.count(b"\n")
+            if self._markers is None:
+                continue
             buf = carry + piece
             base = at - len(carry)
             i = buf.find(MARKER_NEEDLE)
             while i != -1:
                 self._marker_at(base + i)
                 i = buf.find(MARKER_NEEDLE, i + 1)
-            keep = len(MARKER_NEEDLE) - 1
             carry = buf[-keep:]
+        return newlines
 
     def _marker_at(self, p: int) -> None:
         """Remember the marker line the needle at ``p`` is in, if it is one."""

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from sessionview.core import tail
-from sessionview.core.tail import Appended, Compacted, Follower, Pending, Renamed, Replaced, Truncated
+from sessionview.core.tail import Appended, Compacted, Follower, Renamed, Replaced
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -396,3 +396,22 @@ def test_the_model_reads_the_adopted_file_also_after_its_index_is_attached(tmp_p
         assert len(model) == 41 and model.view(41).text == "in the new file" and model.view(1).text == "message 1"
     finally:
         model.close()
+
+
+def test_lines_too_big_to_keep_still_feed_the_hash_and_the_markers(path, monkeypatch):
+    monkeypatch.setattr(tail, "DATA_LIMIT", 10)
+    monkeypatch.setattr(tail, "CHUNK", 16)
+    with Follower(path, verify_limit=100, window=32) as f:
+        f.poll()
+        with open(path, "ab") as fh:
+            fh.write(b'{"role":"user","content":"a pending start')
+        f.poll()
+        with open(path, "ab") as fh:
+            fh.write(b'"}\n' + SUMMARY)
+        (a, _) = f.poll()
+        assert a.data is None and list(f._markers.values()) == ["summary"]
+        shown = path.read_bytes()
+        rename_over(path, shown + msg("user", "x"))
+        assert kinds(f.poll()) == ["Renamed", "Appended"]
+        rename_over(path, shown[:-5] + b"#" * 4 + b"\n")  # the summary line changed: a new marker line
+        assert kinds(f.poll())[0] == "Compacted"
