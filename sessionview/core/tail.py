@@ -14,20 +14,35 @@ Brute rewrites its whole session at the end of every turn (truncate, then write)
 starts with what was already reported is an append: only the new lines are reported. While the file is
 shorter than what was reported but still a prefix of it, the follower waits up to ``grace`` seconds for the
 writer to finish before it gives up and reports :class:`Truncated`. Content that is not a prefix of what was
-reported is :class:`Truncated` at once. After a truncation or a replacement the follower starts again at
-offset 0 of the current file and reports its lines as :class:`Appended`.
+reported is :class:`Truncated` at once when it ends with a newline; while it ends inside a line the writer is
+probably still at it, and the follower waits up to ``grace`` for that too.
+
+A new file at the path (a temp file renamed over it, as sessionview's own saves do) whose content starts
+with exactly the reported bytes is an append as well: the follower reports :class:`Renamed`, follows the new
+file from the same offset and reports its new lines as :class:`Appended` (``rewritten``). The check reads
+the new file's first ``offset`` bytes once and compares them (their sha256, kept up to date as lines are
+reported, beyond ``verify_limit``). Any other new file is :class:`Replaced`.
+
+A rewrite (or a new file) that brings Brute compaction markers that were not in the reported content
+(a line ``{"role":...,"content":"[compacted:NAME]...``, see :func:`sessionview.core.brute.compaction_marker`)
+is :class:`Compacted` instead of :class:`Truncated` or :class:`Replaced`: the agent compacted its history.
+
+After a truncation, a compaction or a replacement the follower starts again at offset 0 of the current file
+and reports its lines as :class:`Appended`.
 
 This module is pure: stdlib only, no threads. The caller decides how often to poll.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import stat
 import time
 from array import array
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 
 from sessionview.core.document import (  # noqa: F401 - ScanLimit and preader are re-exported
@@ -39,6 +54,16 @@ from sessionview.core.document import (  # noqa: F401 - ScanLimit and preader ar
     preader,
     tail_line_starts,
 )
+from sessionview.core.tail_events import (  # the events are part of this module's API
+    Appended,
+    Compacted,
+    Deleted,
+    Event,
+    Pending,
+    Renamed,
+    Replaced,
+    Truncated,
+)
 
 DEFAULT_VERIFY_LIMIT = 1 << 20  # keep the whole reported prefix up to this size
 DEFAULT_WINDOW = 64 * 1024  # beyond that, compare its first and last bytes
@@ -47,65 +72,17 @@ DEFAULT_MAX_READ = 8 << 20  # bytes read per poll at most, so a huge append neve
 DATA_LIMIT = 4 << 20  # Appended.data is kept only up to this size
 PREVIEW = 4096
 RESCAN_LIMIT = 1 << 20  # a pending line up to this size is searched again on every change
+SCAN_LIMIT = 64 << 20  # a prefix given at start up to this size is hashed, counted and searched for markers
+CHUNK = 1 << 20
+
+# A Brute compaction marker line: Brute writes role first, then content, compact (see core.brute.MARK).
+MARKER_NEEDLE = b'"content":"[compacted:'
+MARKER_LINE = re.compile(rb'\{"role":"[^"\\]{0,32}","content":"\[compacted:([a-z_]+)\]')
+MARKER_REACH = 64  # the needle starts at most this many bytes into a marker line
 
 
-# -- events -------------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Appended:
-    """New complete lines: they start at ``starts`` and the last one ends at ``end`` (after its terminator)."""
-
-    starts: tuple[int, ...]
-    end: int
-    data: bytes | None = None  # the bytes [starts[0], end) when at most DATA_LIMIT
-    rewritten: bool = False  # the file was rewritten, and the rewrite kept what had been reported
-
-    @property
-    def start(self) -> int:
-        return self.starts[0] if self.starts else self.end
-
-    @property
-    def count(self) -> int:
-        return len(self.starts)
-
-    def lines(self) -> list[bytes]:
-        """The new lines, terminators included (needs ``data``)."""
-        if self.data is None:
-            raise ValueError("the appended bytes were too big to keep; read them from the file")
-        base = self.start
-        bounds = [s - base for s in self.starts] + [self.end - base]
-        return [self.data[a:b] for a, b in zip(bounds, bounds[1:])]
-
-
-@dataclass(frozen=True, slots=True)
-class Pending:
-    """The file ends with ``size`` bytes of a line that has no newline yet (0: no pending line any more)."""
-
-    offset: int
-    size: int
-    preview: bytes = b""  # the first bytes of the pending line
-
-
-@dataclass(frozen=True, slots=True)
-class Truncated:
-    """What was reported is gone: the file shrank or was rewritten with other content. Reload."""
-
-    size: int
-    reason: str  # "shrank" or "rewritten"
-
-
-@dataclass(frozen=True, slots=True)
-class Replaced:
-    """A different file now sits at the path (rotation, atomic replace, or deleted and created again)."""
-
-    reason: str = "a new file at the same path"
-
-
-@dataclass(frozen=True, slots=True)
-class Deleted:
-    """The path is gone. What was read stays readable through the follower's open descriptor."""
-
-
-Event = Appended | Pending | Truncated | Replaced | Deleted
+def line_digest(line: bytes) -> bytes:
+    return hashlib.blake2b(line, digest_size=16).digest()
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -208,7 +185,9 @@ class Follower:
 
     ``fd`` (optional) is a descriptor of the file already read up to ``offset``; the follower takes it
     over and closes it in :meth:`close`. Without it the path is opened now. ``offset`` must be just past a
-    newline (or 0).
+    newline (or 0). A prefix up to ``SCAN_LIMIT`` is read once now (hashed, its lines counted, searched for
+    compaction markers); beyond that its line count and markers are unknown, and any marker a rewrite
+    brings counts as new.
     """
 
     def __init__(
@@ -243,6 +222,11 @@ class Follower:
                 self._shown = None
                 self._head = self._read(0, min(window, prefix_len))
                 self._tail = self._read(max(0, offset - window), min(window, offset))
+            if offset <= SCAN_LIMIT:
+                shown = self._pieces(0, offset) if self._shown is None else [(0, bytes(self._shown))]
+                self._lines = self._learn(shown)
+            else:
+                self._hash = self._lines = self._markers = None
         # Sizes as of the last full look at the file; a first poll reads what is past ``offset``.
         self._size = offset
         self._mtime = -1
@@ -254,6 +238,9 @@ class Follower:
         self._shown: bytearray | None = bytearray()
         self._head = b""
         self._tail = b""
+        self._hash: Any = hashlib.sha256()  # of [0, offset); None: not known (a huge prefix at start)
+        self._lines: int | None = 0  # complete lines in [0, offset)
+        self._markers: dict[bytes, str] | None = {}  # digest of each reported marker line: its marker
         self._pending_size = 0
         self._shrunk_since: float | None = None
         self._more = False  # a poll stopped at max_read: there is more to read
@@ -264,6 +251,11 @@ class Follower:
     def pending(self) -> int:
         """Size of the pending partial last line."""
         return self._pending_size
+
+    @property
+    def lines(self) -> int | None:
+        """Complete lines reported (None: unknown, the follower started at a huge offset)."""
+        return self._lines
 
     def fileno(self) -> int:
         return self._fd
@@ -317,16 +309,22 @@ class Follower:
             fd = open_regular(self.path)
         except OSError:
             return []  # gone again or not readable yet: try next poll
+        st = os.fstat(fd)
+        read = preader(fd)
+        keeps = not self.deleted and st.st_size >= self.offset and self._starts_with_shown(read)
         self.close()
         self._fd = fd
-        st = os.fstat(fd)
         self.ident = (st.st_dev, st.st_ino)
-        self._read = preader(fd)
+        self._read = read
         self.deleted = False
-        self._reset(0)
-        events: list[Event] = [Replaced(reason)]
-        events.extend(self._read_new(st.st_size, st.st_mtime_ns))
-        return events
+        if not keeps:
+            return self._rewritten(st.st_size, st.st_mtime_ns, "", replaced=reason)
+        # A temp file renamed over the path, starting with what was reported: an append.
+        self._shrunk_since = None
+        self._scanned = self.offset  # the pending line is the new file's: search it again
+        if self._pending_size:
+            self._pending_size = -1  # say what the new file's pending line is
+        return [Renamed(self.ident), *self._read_new(st.st_size, st.st_mtime_ns, True)]
 
     def _changed(self, size: int, mtime: int) -> list[Event]:
         now = self.clock()
@@ -338,10 +336,10 @@ class Follower:
                     # Probably a rewrite under way (Brute: truncate, then write). Wait for it.
                     self._size, self._mtime = size, mtime
                     return []
-                return self._truncated(size, mtime, "shrank")
-            return self._truncated(size, mtime, "rewritten")
+                return self._rewritten(size, mtime, "shrank")
+            return self._diverged(size, mtime, now)
         if not self._prefix_intact():
-            return self._truncated(size, mtime, "rewritten")
+            return self._diverged(size, mtime, now)
         rewritten = self._shrunk_since is not None
         self._shrunk_since = None
         if rewritten or size < self._scanned or self._scanned - self.offset <= RESCAN_LIMIT:
@@ -350,11 +348,32 @@ class Follower:
             self._scanned = self.offset
         return self._read_new(size, mtime, rewritten)
 
-    def _truncated(self, size: int, mtime: int, reason: str) -> list[Event]:
+    def _diverged(self, size: int, mtime: int, now: float) -> list[Event]:
+        """Other content than was reported. While it ends inside a line, the writer is probably not
+        done (and a compaction marker may be in that line): wait up to ``grace`` for the rest."""
+        if size and self._read(size - 1, 1) != b"\n":
+            if self._shrunk_since is None:
+                self._shrunk_since = now
+            if now - self._shrunk_since < self.grace:
+                self._size, self._mtime = size, mtime
+                return []
+        return self._rewritten(size, mtime, "rewritten")
+
+    def _rewritten(self, size: int, mtime: int, reason: str, replaced: str | None = None) -> list[Event]:
+        """Start again at offset 0 of the current file; say whether it was truncated, compacted or replaced."""
+        before, old = self._lines, self._markers
         self._reset(0)
-        events: list[Event] = [Truncated(size, reason)]
-        events.extend(self._read_new(size, mtime))
-        return events
+        events = self._read_new(size, mtime)
+        new = [m for key, m in (self._markers or {}).items() if old is None or key not in old]
+        first: Event
+        if new:
+            after = None if self._more else self._lines
+            first = Compacted(size, tuple(dict.fromkeys(new)), before, after, replaced is not None)
+        elif replaced is not None:
+            first = Replaced(replaced)
+        else:
+            first = Truncated(size, reason)
+        return [first, *events]
 
     def _is_prefix(self, size: int) -> bool:
         """Whether the file's first ``size`` bytes (size < offset) are what was reported."""
@@ -374,6 +393,30 @@ class Follower:
         if self._read(0, len(self._head)) != self._head:
             return False
         return self._read(self.offset - len(self._tail), len(self._tail)) == self._tail
+
+    def _starts_with_shown(self, read: Callable[[int, int], bytes]) -> bool:
+        """Whether ``read`` (another file, at least ``offset`` bytes long) starts with the reported bytes.
+
+        Reads its first ``offset`` bytes at most once: compared with the kept prefix while it is small,
+        otherwise its windows first, then its sha256."""
+        n = self.offset
+        if n == 0:
+            return True
+        if self._shown is not None:
+            return read(0, n) == self._shown
+        if read(0, len(self._head)) != self._head or read(n - len(self._tail), len(self._tail)) != self._tail:
+            return False
+        if self._hash is not None:
+            h = hashlib.sha256()
+            for pos in range(0, n, CHUNK):
+                h.update(read(pos, min(CHUNK, n - pos)))
+            return h.digest() == self._hash.digest()
+        # a huge prefix given at start, never hashed: compare with the old file, which still holds it
+        for pos in range(0, n, CHUNK):
+            size = min(CHUNK, n - pos)
+            if read(pos, size) != self._read(pos, size):
+                return False
+        return True
 
     def _read_new(self, size: int, mtime: int, rewritten: bool = False) -> list[Event]:
         events: list[Event] = []
@@ -397,13 +440,15 @@ class Follower:
         self._size, self._mtime = size, mtime
         if starts:
             new_offset = line_start
+            pieces: Iterable[tuple[int, bytes]] = self._pieces(old_offset, new_offset, pos, chunk)
             data: bytes | None = None
             if new_offset - old_offset <= DATA_LIMIT:
-                if old_offset >= pos:
-                    data = chunk[old_offset - pos : new_offset - pos]
-                else:
-                    data = self._read(old_offset, pos - old_offset) + chunk[: new_offset - pos]
+                pieces = list(pieces)
+                data = b"".join(p for _, p in pieces)
+            self._learn(pieces)  # a big one streams: a pending line can be huge
             self._remember(old_offset, new_offset, data)
+            if self._lines is not None:
+                self._lines += len(starts)
             self.offset = new_offset
             events.append(Appended(tuple(starts), new_offset, data, rewritten))
         if not self._more:
@@ -413,6 +458,64 @@ class Follower:
                 preview = self._read(self.offset, min(pending, PREVIEW)) if pending else b""
                 events.append(Pending(self.offset, pending, preview))
         return events
+
+    def _pieces(self, old: int, new: int, pos: int | None = None, chunk: bytes = b"") -> Iterator[tuple[int, bytes]]:
+        """The bytes ``[old, new)`` in contiguous pieces: read from the file before ``pos``, then from
+        ``chunk`` (which holds the file from ``pos`` on)."""
+        if pos is None:
+            pos = new
+        at = old
+        while at < min(pos, new):
+            size = min(CHUNK, min(pos, new) - at)
+            yield at, self._read(at, size)
+            at += size
+        if new > pos:
+            yield max(old, pos), chunk[max(old, pos) - pos : new - pos]
+
+    def _learn(self, pieces: Iterable[tuple[int, bytes]]) -> int:
+        """Feed newly reported bytes (complete lines, contiguous pieces, read once) to the hash and the
+        marker list. Returns how many newlines they hold."""
+        newlines = 0
+        carry = b""
+        keep = len(MARKER_NEEDLE) - 1
+        for at, piece in pieces:
+            if self._hash is not None:
+                self._hash.update(piece)
+            newlines += piece.count(b"\n")
+            if self._markers is None:
+                continue
+            buf = carry + piece
+            base = at - len(carry)
+            i = buf.find(MARKER_NEEDLE)
+            while i != -1:
+                self._marker_at(base + i)
+                i = buf.find(MARKER_NEEDLE, i + 1)
+            carry = buf[-keep:]
+        return newlines
+
+    def _marker_at(self, p: int) -> None:
+        """Remember the marker line the needle at ``p`` is in, if it is one."""
+        lo = max(0, p - MARKER_REACH)
+        before = self._read(lo, p - lo)
+        nl = before.rfind(b"\n")
+        if nl == -1 and lo > 0:
+            return  # too far into its line to be a marker
+        start = lo + nl + 1
+        m = MARKER_LINE.match(self._read(start, p - start + MARKER_REACH))
+        if m is None or start + m.group(0).rfind(MARKER_NEEDLE) != p:
+            return
+        parts, at = [], start
+        while True:
+            piece = self._read(at, 64 * 1024)
+            if not piece:
+                break
+            j = piece.find(b"\n")
+            if j != -1:
+                parts.append(piece[: j + 1])
+                break
+            parts.append(piece)
+            at += len(piece)
+        self._markers[line_digest(b"".join(parts))] = m.group(1).decode("ascii")  # type: ignore[index]
 
     def _remember(self, old: int, new: int, data: bytes | None) -> None:
         """Extend the verification data with the newly reported bytes ``[old, new)``."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from sessionview.core import catalog
-from sessionview.core.document import Document, Record, Source
+from sessionview.core.document import Document, Record, Source, preader
 from sessionview.core.formats.base import Adapter
 from sessionview.core.model import Kind, View
 import orjson
@@ -198,6 +198,7 @@ class TranscriptModel:
         self.filter = Filter()
         self.tail_count = 0  # records indexed when opened end first
         self._big_views: dict[int, View] = {}
+        self._old_fds: list[int] = []  # files read before :meth:`adopt`, closed with the model
 
     # -- opening -------------------------------------------------------------------------------
     @classmethod
@@ -232,6 +233,12 @@ class TranscriptModel:
         if self.tail is not None:
             self.tail.close()
             self.tail = None
+        for fd in self._old_fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._old_fds.clear()
         try:
             self.session.close()
         except Exception:
@@ -254,6 +261,8 @@ class TranscriptModel:
         """
         assert isinstance(self.session, JsonlSession)
         old = self.source
+        if self.tail is not None:
+            full = Source(preader(self.tail.fd), full.size, full.starts, full.bom)  # the file read now (adopt)
         shift = full.count - self.tail_count
         extra = old.starts[self.tail_count :]
         new = grow(full, extra, old.size) if len(extra) else full
@@ -277,6 +286,16 @@ class TranscriptModel:
         self.end = ev.end
         self.size = max(self.size, ev.end)
         return first, len(self.session)
+
+    def adopt(self, fd: int) -> None:
+        """Read the file at ``fd`` from now on: a new file at the path that starts with every byte loaded
+        (a temp file renamed over it, see :class:`~sessionview.core.tail.Renamed`). The model owns ``fd``;
+        the old descriptor stays open until :meth:`close` (a worker may still be reading it)."""
+        assert isinstance(self.session, JsonlSession) and self.tail is not None
+        self._old_fds.append(self.tail.fd)
+        self.tail.fd = fd
+        src = self.source
+        self.session.doc = Document(Source(preader(fd), src.size, src.starts, src.bom), path=self.path)
 
     def set_pending(self, ev: Pending) -> None:
         self.pending = ev if ev.size else None

@@ -5,7 +5,7 @@ reply is written in two pieces with a pause between them, so a viewer sees a par
 completes later. Every few turns the agent rewrites the whole file (truncate, then write) as Brute's
 ``SessionLog`` does at the end of a turn: usually with the same content plus the new messages (a viewer
 should treat it as an append), and now and then after a compaction that replaces old messages with a
-``[compacted:summary]`` marker (a viewer should reload and say the file was truncated).
+``[compacted:summary]`` marker (a viewer should reload and say the agent compacted it).
 
 Stdlib only; runs in a thread (:class:`SimulatedAgent`) or as ``python -m sessionview.demo.agent PATH``.
 """

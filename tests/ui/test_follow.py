@@ -146,7 +146,7 @@ async def test_rewrite_with_other_content_reloads_and_says_truncated(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_live(pilot)
         gen = screen.generation
-        rewrite(p, line("user", "[compacted:summary] all of it") + line("assistant", "fresh"))
+        rewrite(p, line("user", "all of it, said otherwise") + line("assistant", "fresh"))
         await wait_for(pilot, lambda: screen.generation > gen and screen.model is not None and len(screen.model) == 2, what="reload")
         assert screen.notice == "truncated"
         await pilot.pause()

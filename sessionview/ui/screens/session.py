@@ -27,14 +27,15 @@ from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
 from sessionview.core.model import View
-from sessionview.core.tail import Appended, Deleted, Follower, Pending, Replaced, Truncated, full_index
+from sessionview.core.document import open_regular
+from sessionview.core.tail import Appended, Compacted, Deleted, Follower, Pending, Renamed, Replaced, Truncated, full_index
 from sessionview.core.text import escape_control
 from sessionview.ui import messages as msg
 from sessionview.core.transcript import Filter, Stats, TranscriptModel
 from sessionview.core.search import filter_rows, find
 from sessionview.ui.widgets.blocks import Links
 from sessionview.ui.widgets.detail import DetailPane
-from sessionview.ui.widgets.header import REASONS, header_content, status_content
+from sessionview.ui.widgets.header import REASONS, compaction_text, header_content, status_content
 from sessionview.ui.widgets.prompt import PromptBar
 from sessionview.ui.screens.session_edit import EDIT_BINDING_IDS, EditingMixin
 from sessionview.ui.widgets.transcript import TranscriptView
@@ -99,7 +100,9 @@ class SessionScreen(EditingMixin, Screen):
         self.generation = 0
         self.state = "opening"  # opening, idle, live, deleted, error
         self.last_change: float | None = None
-        self.notice = ""  # the last file event worth saying: truncated, replaced, deleted
+        self.notice = ""  # the last file event worth saying: truncated, compacted, replaced, deleted
+        self.notice_detail = ""  # what the notice says in full, when REASONS is not enough (compacted)
+        self._compaction: tuple[Compacted, int | None] | None = None  # the event and the count before it
         self.term = ""
         self.search_status = ""
         self.index_progress: float | None = None
@@ -211,9 +214,13 @@ class SessionScreen(EditingMixin, Screen):
         else:
             if message.reason:
                 self.notice = message.reason
+                self.notice_detail = self._compaction_detail(model) if message.reason == "compacted" else ""
                 if self.edit_status.startswith("saved"):
                     self.edit_status = ""  # older news than this
-                self.notify(f"{message.reason}: {REASONS.get(message.reason, '')}", title="file changed", markup=False)
+                if self.notice_detail:
+                    self.notify(f"{message.reason} {self.notice_detail}", title="file changed", markup=False)
+                else:
+                    self.notify(f"{message.reason}: {REASONS.get(message.reason, '')}", title="file changed", markup=False)
             try:
                 st = os.stat(self.path)
                 recent = self.clock() - st.st_mtime <= LIVE_WINDOW
@@ -419,6 +426,17 @@ class SessionScreen(EditingMixin, Screen):
             elif isinstance(ev, Pending):
                 model.set_pending(ev)
                 changed = True
+            elif isinstance(ev, Renamed):
+                # a temp file renamed over the path that kept what we show (another sessionview's save)
+                if not self._adopt(model, ev.ident):
+                    self._start_open("replaced")
+                    self._maybe_check_overwritten()
+                    return
+            elif isinstance(ev, Compacted):
+                self._compaction = (ev, ev.before if ev.before is not None else (len(model) if model.indexed else None))
+                self._start_open("compacted")
+                self._maybe_check_overwritten()
+                return
             elif isinstance(ev, Truncated):
                 self._start_open("truncated")
                 self._maybe_check_overwritten()
@@ -441,6 +459,27 @@ class SessionScreen(EditingMixin, Screen):
             self.transcript.rows_changed(added_rows)
             self._refresh_header()
             self._refresh_status()
+
+    def _adopt(self, model: TranscriptModel, ident: tuple[int, int]) -> bool:
+        """Read the new file the follower follows now (``ident``); False if the path holds another one."""
+        try:
+            fd = open_regular(self.path)
+        except OSError:
+            return False
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != ident or model.tail is None:
+            os.close(fd)
+            return False
+        model.adopt(fd)
+        return True
+
+    def _compaction_detail(self, model: TranscriptModel) -> str:
+        if self._compaction is None:
+            return ""
+        ev, before = self._compaction
+        self._compaction = None
+        after = ev.after if ev.after is not None else (len(model) if model.indexed else None)
+        return compaction_text(ev.markers, before, after, ev.replaced)
 
     def _append(self, model: TranscriptModel, ev: Appended) -> int:
         first, last = model.append(ev)

@@ -13,10 +13,28 @@ from sessionview.core.humanize import human_count, human_size
 
 REASONS = {
     "truncated": "the file shrank or was rewritten with other content; reloaded",
+    "compacted": "the agent compacted the session; reloaded",
     "replaced": "a new file is at this path; reloaded and following it",
     "deleted": "the file was removed; what it had stays on screen",
     "changed": "the document changed; reloaded",
 }
+
+
+def compaction_text(markers: tuple[str, ...], before: int | None, after: int | None, replaced: bool) -> str:
+    """``by the agent ([compacted:summary]): 40 messages → 7; reloaded`` (follows the word "compacted")."""
+    names = ", ".join(f"[compacted:{escape_control(m, one_line=True)}]" for m in markers)
+    who = "in a new file at this path" if replaced else "by the agent"
+
+    def messages(n: int) -> str:
+        return f"{n:,} message{'s' if n != 1 else ''}"
+
+    if before is not None and after is not None:
+        counts = f": {messages(before)} → {after:,}"
+    elif after is not None:
+        counts = f": now {messages(after)}"
+    else:
+        counts = ""
+    return f"{who} ({names}){counts}; reloaded"
 
 
 def spread(left: Content, right: Content, width: int) -> Content:
@@ -87,10 +105,14 @@ def status_content(screen: Any, width: int) -> Content:
         where = f"#{a:,}–#{b:,}" if a is not None and b is not None else "…"
         count = marked[1] - marked[0] + 1
         left.append((f"range {where} ({count:,} record{'s' if count != 1 else ''}) · d deletes · c compacts · esc drops  ", "bold $text-accent"))
+    detail = getattr(screen, "notice_detail", "")
     if screen.notice in REASONS:
         style = "bold $text-error" if screen.notice in ("deleted", "truncated") else "bold $text-warning"
         left.append((f"{screen.notice}", style))
-        left.append((f": {REASONS[screen.notice]}  ", "$text-muted"))
+        if screen.notice == "compacted" and detail:
+            left.append((f" {detail}  ", "$text-muted"))
+        else:
+            left.append((f": {REASONS[screen.notice]}  ", "$text-muted"))
     elif screen.notice:
         left.append((escape_control(screen.notice, one_line=True) + "  ", "$text-error"))
     if screen.index_progress is not None:
