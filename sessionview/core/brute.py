@@ -311,8 +311,8 @@ def _tool_calls(calls: Any, exact: bool) -> tuple[ToolCall, ...] | None:
         what = f"tool call {i}"
         h = _to_h(tc, what)
         _keywords(what, h, TOOL_CALL_KEYS, ("id", "name"))
-        name = _to_s(h["name"], f"the name of {what}", exact)
-        args = _to_h(h.get("arguments", {}), f"the arguments of {what}", symbolize=False, exact=exact)
+        name = _to_s(h["name"], f"`name` in {what}", exact)
+        args = _to_h(h.get("arguments", {}), f"`arguments` in {what}", symbolize=False, exact=exact)
         out.append(ToolCall(h["id"], name, args))
     return tuple(out)
 
@@ -325,7 +325,7 @@ def _reasoning(r: Any, notes: list[str]) -> Reasoning | None:
     else:
         kw = _to_h(r, "reasoning")
         _keywords("reasoning", kw, REASONING_KEYS)
-    blocks = [_block(b, i) for i, b in enumerate(_array(kw.get("blocks"), "reasoning blocks"), 1)]
+    blocks = [_block(b, i) for i, b in enumerate(_array(kw.get("blocks"), "`blocks` in reasoning"), 1)]
     text, signature, fmt = kw.get("text"), kw.get("signature"), kw.get("format")
     if blocks:
         ignored = [k for k in ("text", "signature", "format") if kw.get(k) is not None]
@@ -355,6 +355,6 @@ def _block(b: Any, i: int) -> Block:
     what = f"reasoning block {i}"
     h = _to_h(b, what)
     _keywords(what, h, BLOCK_KEYS)
-    kind = _symbol(h["type"], f"the type of {what}") if "type" in h else "text"
+    kind = _symbol(h["type"], f"`type` in {what}") if "type" in h else "text"
     kind = BLOCK_TYPES.get(kind, kind)
     return Block(kind, h.get("text"), h.get("signature"), h.get("format"), h.get("id"), h.get("index"))

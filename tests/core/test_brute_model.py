@@ -233,16 +233,16 @@ REFUSED = {
     '{"role":"user","name":"bob"}': "unknown key `name` in the message (ArgumentError: unknown keyword: :name)",
     '{"role":"assistant","reasoning":{"blocks":[{"type":"text","text":"t","foo":1}]}}':
         "unknown key `foo` in reasoning block 1 (ArgumentError: unknown keyword: :foo)",
-    '{"role":"assistant","reasoning":{"blocks":[{"type":null}]}}': "the type of reasoning block 1 is null",
+    '{"role":"assistant","reasoning":{"blocks":[{"type":null}]}}': "`type` in reasoning block 1 is null",
     '{"role":"assistant","reasoning":{"blocks":["x"]}}': "reasoning block 1 is a string, not an object",
-    '{"role":"assistant","reasoning":{"blocks":{"type":"text"}}}': "reasoning blocks is an object",
+    '{"role":"assistant","reasoning":{"blocks":{"type":"text"}}}': "`blocks` in reasoning is an object",
     '{"role":"assistant","reasoning":{"summary":"x"}}': "unknown key `summary` in reasoning",
     '{"role":"assistant","reasoning":5}': "reasoning is a number, not an object",
     '{"role":"assistant","reasoning":false}': "reasoning is false",
     '{"role":"assistant","tool_calls":[{"id":"c","name":"f","arguments":{},"type":"function"}]}':
         "unknown key `type` in tool call 1",
     '{"role":"assistant","tool_calls":[{"id":"c","name":"f","arguments":"{\\"a\\":1}"}]}':
-        "the arguments of tool call 1 is a string, not an object (NoMethodError: undefined method 'to_h' for String)",
+        "`arguments` in tool call 1 is a string, not an object (NoMethodError: undefined method 'to_h' for String)",
     '{"role":"assistant","tool_calls":[{"name":"f"}]}': "missing `id` in tool call 1",
     '{"role":"assistant","tool_calls":[null]}': "missing `id`, `name` in tool call 1",
     '{"role":"assistant","tool_calls":"c1"}': "tool_calls is a string, not a list",
@@ -275,7 +275,7 @@ def test_check_reports_every_line_brute_could_not_load_naming_brute(tmp_path):
     assert found == {
         2: "Brute would refuse this line: unknown key `foo` in reasoning block 1 (ArgumentError: unknown keyword: :foo)",
         3: "Brute would refuse this line: unknown key `extra` in tool call 1 (ArgumentError: unknown keyword: :extra)",
-        5: "Brute would refuse this line: the type of reasoning block 1 is a number, not a string "
+        5: "Brute would refuse this line: `type` in reasoning block 1 is a number, not a string "
         "(NoMethodError: undefined method 'to_sym' for Integer)",
     }
 
