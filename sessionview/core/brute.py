@@ -279,7 +279,7 @@ def load(h: Any, *, exact: bool = True) -> Message:
         raise BruteSchemaError(f"the line is {_describe(h)}, not a JSON object", f"TypeError: no implicit conversion of {ruby_class(h)} into Hash")
     _keywords("the message", h, KEYS, ("role",))
     notes: list[str] = []
-    tool_calls = _tool_calls(h.get("tool_calls"), exact)
+    tool_calls = _tool_calls(h.get("tool_calls"), exact, notes)
     role = _symbol(h["role"], "role")
     reasoning = _reasoning(h.get("reasoning"), notes)
     return Message(role, h.get("content"), tool_calls, h.get("tool_call_id"), reasoning, tuple(notes))
@@ -294,7 +294,7 @@ def refusal(h: Any) -> BruteSchemaError | None:
     return None
 
 
-def _tool_calls(calls: Any, exact: bool) -> tuple[ToolCall, ...] | None:
+def _tool_calls(calls: Any, exact: bool, notes: list[str]) -> tuple[ToolCall, ...] | None:
     if calls is None:
         return None
     if isinstance(calls, dict):
@@ -312,6 +312,8 @@ def _tool_calls(calls: Any, exact: bool) -> tuple[ToolCall, ...] | None:
         h = _to_h(tc, what)
         _keywords(what, h, TOOL_CALL_KEYS, ("id", "name"))
         name = _to_s(h["name"], f"`name` in {what}", exact)
+        if not isinstance(h["name"], str):
+            notes.append(f"`name` in {what} is {_describe(h['name'])}: Brute writes it as the string {name!r}")
         args = _to_h(h.get("arguments", {}), f"`arguments` in {what}", symbolize=False, exact=exact)
         out.append(ToolCall(h["id"], name, args))
     return tuple(out)

@@ -210,8 +210,9 @@ def test_top_level_reasoning_text_is_ignored_when_there_are_blocks():
 def test_a_tool_call_without_arguments_gets_an_empty_object_and_keys_in_brutes_order():
     raw, _ = written('{"tool_calls":[{"name":"ls","id":"c1"}],"content":"","role":"assistant"}', force=True)
     assert raw == b'{"role":"assistant","content":"","tool_calls":[{"id":"c1","name":"ls","arguments":{}}]}'
-    raw, _ = written('{"role":"assistant","tool_calls":[{"id":null,"name":7,"arguments":null}]}', force=True)
+    raw, change = written('{"role":"assistant","tool_calls":[{"id":null,"name":7,"arguments":null}]}', force=True)
     assert raw == b'{"role":"assistant","tool_calls":[{"id":null,"name":"7","arguments":{}}]}'
+    assert any("writes it as the string '7'" in w for w in change.warnings)
 
 
 def test_what_brute_accepts_is_written_back_as_it_is_with_a_provider_warning():
