@@ -274,7 +274,13 @@ class Message:
 
 def load(h: Any, *, exact: bool = True) -> Message:
     """``Brute::Message.new(**h)`` for a parsed line. Raises :class:`BruteSchemaError` where Ruby raises,
-    and (with ``exact``) :class:`NotReproducible` where Brute's output text cannot be known."""
+    and (with ``exact``) :class:`NotReproducible` where Brute's output text cannot be known. Ruby's refusal
+    wins wherever it is in the line, so a value that cannot be reproduced never hides it."""
+    msg = _load(h, exact=False)
+    return _load(h, exact=True) if exact else msg
+
+
+def _load(h: Any, *, exact: bool) -> Message:
     if not isinstance(h, dict):
         raise BruteSchemaError(f"the line is {_describe(h)}, not a JSON object", f"TypeError: no implicit conversion of {ruby_class(h)} into Hash")
     _keywords("the message", h, KEYS, ("role",))

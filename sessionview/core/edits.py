@@ -179,7 +179,7 @@ def _brute_message(value: Any) -> brute.Message:
     try:
         return brute.load(value)
     except brute.BruteSchemaError as exc:
-        raise InvalidEdit(f"Brute would refuse this message: {exc}") from None
+        raise InvalidEdit(f"Brute would reject this message: {exc}") from None
     except brute.NotReproducible as exc:
         raise InvalidEdit(f"cannot write this value exactly: {exc}") from None
 

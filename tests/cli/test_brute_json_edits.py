@@ -62,7 +62,7 @@ def test_json_edit_brute_would_raise_on_is_refused_and_nothing_is_written(sessio
     ]:
         r = run("edit", session, "4", "--json", text)
         assert r.returncode == 2, (text, r.stderr)
-        assert f"Brute would refuse this message: {reason}" in r.stderr.decode(), r.stderr
+        assert f"Brute would reject this message: {reason}" in r.stderr.decode(), r.stderr
         assert session.read_bytes() == before
 
 

@@ -10,7 +10,7 @@ import inspect
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from sessionview.core import edits, rubyjson
@@ -27,6 +27,9 @@ class RubyRaises(Exception):
 
 class Unknowable(Exception):
     """Ruby accepts it, but writes text (``Float#to_s``, ``inspect``, non-String hash keys) we do not model."""
+
+
+UNKNOWN_TEXT = object()  # the result of a ``to_s`` we do not model
 
 
 def call(method, h):
@@ -75,7 +78,7 @@ def to_s(v):
         return "true" if v else "false"
     if isinstance(v, int):
         return str(v)
-    raise Unknowable("to_s of a Float/Array/Hash")
+    return UNKNOWN_TEXT  # Ruby goes on (and may raise further on); reference_line gives up at the end
 
 
 def ruby_array(v):  # Kernel#Array
@@ -130,6 +133,8 @@ def message_new(role, content=None, tool_calls=None, tool_call_id=None, reasonin
 
 
 def string_keys_only(v):
+    if v is UNKNOWN_TEXT:
+        raise Unknowable("to_s of a Float/Array/Hash")
     if isinstance(v, dict):
         if not all(isinstance(k, str) for k in v):
             raise Unknowable("a non-String hash key is written with to_s")
@@ -240,6 +245,8 @@ REFUSED = {
     '{"role":"assistant","reasoning":{"summary":"x"}}': "unknown key `summary` in reasoning",
     '{"role":"assistant","reasoning":5}': "reasoning is a number, not an object",
     '{"role":"assistant","reasoning":false}': "reasoning is false",
+    # a name whose Ruby text is unknowable does not hide the refusal further on
+    '{"role":"assistant","tool_calls":[{"id":"c","name":1.5}],"reasoning":0}': "reasoning is a number",
     '{"role":"assistant","tool_calls":[{"id":"c","name":"f","arguments":{},"type":"function"}]}':
         "unknown key `type` in tool call 1",
     '{"role":"assistant","tool_calls":[{"id":"c","name":"f","arguments":"{\\"a\\":1}"}]}':
@@ -255,7 +262,7 @@ REFUSED = {
 def test_edit_refuses_what_brute_would_raise_on_and_check_reports_it(text):
     with pytest.raises(edits.InvalidEdit) as info:
         written(text)
-    assert str(info.value).startswith("Brute would refuse this message: ")
+    assert str(info.value).startswith("Brute would reject this message: ")
     assert REFUSED[text] in str(info.value)
     assert [f"Brute would refuse this line: {str(info.value).split(': ', 1)[1]}"] == problems(json.loads(text))
     with pytest.raises(RubyRaises):
@@ -429,11 +436,11 @@ def _compare(value):
     try:
         expected = reference_line(text)
     except RubyRaises:
-        assert isinstance(got, edits.InvalidEdit) and "Brute would refuse" in str(got), (text, got)
+        assert isinstance(got, edits.InvalidEdit) and "Brute would reject" in str(got), (text, got)
         assert problems(value), text  # check reports the line Brute could not load
         return
     except (Unknowable, rubyjson.RubyJSONError):
-        assert isinstance(got, edits.InvalidEdit) and "Brute would refuse" not in str(got), (text, got)
+        assert isinstance(got, edits.InvalidEdit) and "Brute would reject" not in str(got), (text, got)
         return
     assert got == expected, text
     assert not problems(value), text
@@ -448,7 +455,10 @@ def test_any_json_input_is_written_as_brute_would_write_it_or_refused_where_brut
 @settings(max_examples=200, deadline=None)
 @given(_brute_message)
 def test_lines_brute_writes_are_accepted_unchanged_and_editing_them_is_idempotent(value):
-    line = rubyjson.generate(value)
+    try:
+        line = rubyjson.generate(value)
+    except rubyjson.UncertainFloatError:
+        assume(False)  # not a line whose Ruby text is known: nothing to compare
     assert reference_line(line.decode()) == line  # Brute's own "round-trips through to_h"
     assert written(line.decode())[0] == line
     assert not problems(json.loads(line))
