@@ -54,6 +54,8 @@ class Change:
     old_lines: tuple[Line, ...] = field(default=(), repr=False)
     values: tuple[Any, ...] = field(default=(), repr=False)  # parsed values of ``lines`` (LittleGhost)
     anchor: bytes | None = field(default=None, repr=False)  # raw of record ``first - 1`` when planned
+    #: what the writer accepts but a person should know (a provider would reject it, a field is dropped...)
+    warnings: tuple[str, ...] = field(default=(), repr=False)
 
     def with_anchor(self, session: Any) -> "Change":
         """This change with the record before it remembered, so it can be placed again later."""
@@ -172,19 +174,43 @@ def _littleghost_message(session: Any, value: Any) -> Any:
     return out
 
 
-def encode_value(session: Any, value: Any) -> bytes:
-    """The bytes of one record as the format's writer would produce them."""
+def _brute_message(value: Any) -> brute.Message:
+    """``Brute::Message.new(**value)``: what Brute loads, or :class:`InvalidEdit` where Brute would raise."""
+    try:
+        return brute.load(value)
+    except brute.BruteSchemaError as exc:
+        raise InvalidEdit(f"Brute would reject this message: {exc}") from None
+    except brute.NotReproducible as exc:
+        raise InvalidEdit(f"cannot write this value exactly: {exc}") from None
+
+
+def encode(session: Any, value: Any) -> tuple[bytes, Any, tuple[str, ...]]:
+    """The bytes of one record as the format's writer would produce them, the value they hold, and
+    warnings. A Brute value goes through Brute's own model (``Message.new(**h).to_h``)."""
+    warnings: tuple[str, ...] = ()
     if session.format in ("littleghost", "littleghost-jsonl"):
         value = _littleghost_message(session, value)
     if session.format == "brute":
-        try:
-            value = brute.Message.from_h(value).to_h()
-        except brute.BruteSchemaError as exc:
-            raise InvalidEdit(f"Brute would reject this message: {exc}") from None
+        msg = _brute_message(value)
+        value = msg.to_h()
+        warnings = (*msg.notes, *msg.provider_warnings())
     try:
-        return rubyjson.generate(value, keep_raw_numbers=True)
+        return rubyjson.generate(value, keep_raw_numbers=True), value, warnings
     except rubyjson.RubyJSONError as exc:
         raise InvalidEdit(f"cannot write this value exactly: {exc}") from None
+
+
+def encode_value(session: Any, value: Any) -> bytes:
+    """The bytes of one record as the format's writer would produce them."""
+    return encode(session, value)[0]
+
+
+def _refuse_brute_system(session: Any, value: Any, force: bool) -> None:
+    if session.format == "brute" and not force and isinstance(value, dict) and value.get("role") == "system":
+        raise Refused(
+            "refused: Brute's SessionLog drops system messages when it rewrites the session at the end of a turn, "
+            "so this message would vanish after the agent's next turn. Use --force to write it anyway"
+        )
 
 
 def parse_user_json(text: str | bytes) -> Any:
@@ -277,11 +303,15 @@ def plan_edit(
         new_value = _normalise_numbers(parse_user_json(json_text), keep)
     else:
         new_value = value
-    raw = encode_value(session, new_value)
+    raw, new_value, warnings = encode(session, new_value)
+    _refuse_brute_system(session, new_value, force)
     if raw == rec.raw:
-        return Change(f"edit #{number} (no change)", number, number, (Line(rec.raw, rec.terminator),), (Line(rec.raw, rec.terminator),))
+        return Change(
+            f"edit #{number} (no change)", number, number, (Line(rec.raw, rec.terminator),), (Line(rec.raw, rec.terminator),),
+            warnings=warnings,
+        )
     line = Line(raw, rec.terminator)
-    change = Change(f"edit #{number}", number, number, (line,), (Line(rec.raw, rec.terminator),), (new_value,))
+    change = Change(f"edit #{number}", number, number, (line,), (Line(rec.raw, rec.terminator),), (new_value,), warnings=warnings)
     check_integrity(session, change, force=force)
     return change.with_anchor(session)
 
@@ -327,13 +357,13 @@ def plan_compact(session: Any, first: int, last: int, summary: str, *, force: bo
         summary_value(session, summary)  # raises with the reason
     if not summary.strip():
         raise InvalidEdit("the summary is empty")
-    value = summary_value(session, summary)
-    raw = encode_value(session, value)
+    raw, value, warnings = encode(session, summary_value(session, summary))
+    _refuse_brute_system(session, value, force)
     old = tuple(Line(r.raw, r.terminator) for r in session.doc.records(first, last))
     term = old[0].terminator or b"\n"
     if last == len(session) and not old[-1].terminator:
         term = b""
-    change = Change(f"compact #{first}-#{last}", first, last, (Line(raw, term),), old, (value,))
+    change = Change(f"compact #{first}-#{last}", first, last, (Line(raw, term),), old, (value,), warnings=warnings)
     check_integrity(session, change, force=force, widen="both")
     return change.with_anchor(session)
 

@@ -53,8 +53,10 @@ def test_edit_refuses_keys_brute_does_not_know_and_invalid_json():
         edits.plan_edit(s, 1, json_text='{"role":')
     with pytest.raises(edits.InvalidEdit, match="duplicate key"):
         edits.plan_edit(s, 1, json_text='{"role":"user","role":"assistant"}')
-    with pytest.raises(edits.InvalidEdit, match="content must be a string"):
-        edits.plan_edit(s, 1, json_text='{"role":"user","content":["x"]}')
+    # Brute loads a non-string content and writes it back as it is: written, with a warning
+    change = edits.plan_edit(s, 1, json_text='{"role":"user","content":["x"]}')
+    assert change.lines[0].raw == b'{"role":"user","content":["x"]}'
+    assert any("provider" in w for w in change.warnings)
 
 
 def test_untouched_numbers_keep_their_text_and_new_ones_are_written_as_ruby_would():

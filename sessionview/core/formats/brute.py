@@ -53,7 +53,7 @@ class BruteAdapter(Adapter):
             results = (ToolResult(_str(value.get("tool_call_id")), text),)
         marker = brute.compaction_marker(content)
         try:
-            reasoning = brute.Message.from_h(value).reasoning_text()
+            reasoning = brute.load(value, exact=False).reasoning_text()
         except brute.BruteSchemaError:
             reasoning = None
         kind = Kind.COMPACTION if marker in ("summary", "sliding_window") else Kind.MESSAGE
@@ -70,11 +70,9 @@ class BruteAdapter(Adapter):
         )
 
     def schema_problems(self, number: int, value: Any) -> list[Problem]:
-        try:
-            brute.Message.from_h(value)
-        except brute.BruteSchemaError as exc:
-            return [warn(number, str(exc))]
-        return []
+        """A line ``Brute::Message.new`` raises on: Brute cannot load the session at all while it is there."""
+        exc = brute.refusal(value)
+        return [warn(number, f"Brute would refuse this line: {exc}")] if exc else []
 
 
 def _str(v: Any) -> str | None:
