@@ -151,15 +151,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     worst = 0
     for path in args.files:
         try:
-            session = _open(path, digest=False)  # read-only: no SHA-256 while indexing
+            session, problems = _checked(path)
         except CliError as exc:
             _err(str(exc))
             worst = max(worst, exc.code)
             continue
-        try:
-            problems = session.check()
-        finally:
-            session.close()
         name = escape_control(path, one_line=True)
         for p in problems:
             where = f"{name}:{p.number}" if p.number is not None else name
@@ -172,6 +168,25 @@ def cmd_check(args: argparse.Namespace) -> int:
             out.write(f"{name}: ok ({session.format_title}, {len(session)} records)\n")
     out.flush()
     return worst
+
+
+def _checked(path: str) -> tuple[Any, list[Any]]:
+    """Open and check ``path``; a file rewritten in place meanwhile is read again once it is quiet."""
+    from sessionview.cli_write import ATTEMPTS, wait_quiet
+    from sessionview.core.document import SourceChanged
+
+    for attempt in range(ATTEMPTS):
+        if attempt:
+            wait_quiet(path)
+        try:
+            session = _open(path, digest=False)  # read-only: no SHA-256 while indexing
+            try:
+                return session, session.check()
+            finally:
+                session.close()
+        except SourceChanged:
+            continue
+    raise CliError(f"{path}: another process is rewriting the file; it changed under each of {ATTEMPTS} reads", 1)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -334,11 +349,13 @@ def cmd_undo(args: argparse.Namespace) -> int:
 
 
 def _open(path: str, digest: bool = True) -> Any:
-    from sessionview.core.document import NotRegularFile
+    from sessionview.core.document import NotRegularFile, SourceChanged
     from sessionview.core.session import open_session
 
     try:
         return open_session(path, digest=digest)
+    except SourceChanged:
+        raise  # rewritten while it was read: the caller waits and reads it again
     except NotRegularFile as exc:
         raise CliError(str(exc)) from None
     except FileNotFoundError:
@@ -530,12 +547,19 @@ def _tui_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _source_changed() -> type[BaseException]:
+    from sessionview.core.document import SourceChanged
+
+    return SourceChanged
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     _sanitize_std_fds()
     parser = build_parser()
     known = set(parser._subparsers._group_actions[0].choices) if parser._subparsers else set()  # type: ignore[union-attr]
     first = next((a for a in argv if not a.startswith("-") or a == "--"), None)
+    args = None
     try:
         if argv and (argv[0] in known or argv[0] in ("-h", "--help", "--version")):
             args = parser.parse_args(argv)
@@ -558,6 +582,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         return 130
+    except _source_changed() as exc:  # show: the file was rewritten while it was printed
+        _err(f"{getattr(exc, 'filename', None) or getattr(args, 'file', '')}: changed while it was read (another "
+             f"process is rewriting it; {exc}); try again")
+        return 1
     except OSError as exc:
         _err(f"{getattr(exc, 'filename', '') or ''}{': ' if getattr(exc, 'filename', None) else ''}{exc.strerror or exc}")
         return 2

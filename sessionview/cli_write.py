@@ -25,7 +25,7 @@ from sessionview.cli import CliError, _Out, _err, _open
 ATTEMPTS = 6  # the first try and 5 more after the file was rewritten under us
 QUIET = 0.1  # seconds the file must be unchanged before a load, when it is being written
 RECENT = 1.0  # a file modified less than this long ago is waited on before the first load
-STABLE_TIMEOUT = 3.0
+STABLE_TIMEOUT = 1.0  # then try anyway: a plan and a save need only a short quiet window
 INPUT_CAP = 64 * 1024 * 1024  # --content-file / --summary-file
 
 
