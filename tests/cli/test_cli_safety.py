@@ -3,7 +3,6 @@ printed paths are terminal-safe, and input files are bounded."""
 
 import json
 import os
-import signal
 import subprocess
 import sys
 
