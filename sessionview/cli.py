@@ -39,7 +39,8 @@ commands:
 
 Run 'sessionview COMMAND --help' for the options of a command.
 
-exit status: 0 success (or nothing to do), 1 problems found or write refused, 2 usage or I/O error.
+exit status: 0 success (or nothing to do), 1 problems found, write refused, or bytes another process wrote
+were not carried into the new file (kept aside and named), 2 usage or I/O error. Status lines go to stderr.
 
 examples:
   sessionview ~/agents/sessions          browse and live-tail every session under a directory
@@ -58,10 +59,24 @@ class CliError(Exception):
 
 
 def _err(message: str) -> None:
+    """One escaped line on stderr. Never raises: what it reports has already happened."""
     from sessionview.core.text import escape_control
 
-    sys.stderr.write(f"{PROG}: {escape_control(message, one_line=True)}\n")
-    sys.stderr.flush()
+    stream = sys.stderr
+    if stream is None:
+        return
+    try:
+        stream.write(f"{PROG}: {escape_control(message, one_line=True)}\n")
+        stream.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def shown(path: str) -> str:
+    """A path as it may be printed: control characters, C1 bytes and bidi overrides escaped."""
+    from sessionview.core.text import escape_control
+
+    return escape_control(os.fspath(path), one_line=True)
 
 
 class _Out:
@@ -74,11 +89,32 @@ class _Out:
         data = text.encode("utf-8", "backslashreplace")
         if self.buf is not None:
             self.buf.write(data)
-        else:  # pragma: no cover - stdout replaced by a text-only stream
+        elif sys.stdout is not None:  # pragma: no cover - stdout replaced by a text-only stream
             sys.stdout.write(data.decode("utf-8"))
 
     def flush(self) -> None:
-        (self.buf or sys.stdout).flush()
+        stream = self.buf or sys.stdout
+        if stream is not None:
+            stream.flush()
+
+
+def _sanitize_std_fds() -> None:
+    """Give a closed fd 0, 1 or 2 to /dev/null (as git does), so no file we open lands on it."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            try:
+                null = os.open(os.devnull, os.O_RDWR)
+            except OSError:
+                return
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    if sys.stdout is None:
+        sys.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
+    if sys.stderr is None:
+        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
 
 
 # --------------------------------------------------------------------------------------------------
@@ -116,15 +152,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     worst = 0
     for path in args.files:
         try:
-            session = _open(path, digest=False)  # read-only: no SHA-256 while indexing
+            session, problems = _checked(path)
         except CliError as exc:
             _err(str(exc))
             worst = max(worst, exc.code)
             continue
-        try:
-            problems = session.check()
-        finally:
-            session.close()
         name = escape_control(path, one_line=True)
         for p in problems:
             where = f"{name}:{p.number}" if p.number is not None else name
@@ -139,63 +171,39 @@ def cmd_check(args: argparse.Namespace) -> int:
     return worst
 
 
+def _checked(path: str) -> tuple[Any, list[Any]]:
+    """Open and check ``path``; a file rewritten in place meanwhile is read again once it is quiet."""
+    from sessionview.cli_write import ATTEMPTS, wait_quiet
+    from sessionview.core.document import SourceChanged
+
+    for attempt in range(ATTEMPTS):
+        if attempt:
+            wait_quiet(path)
+        try:
+            session = _open(path, digest=False)  # read-only: no SHA-256 while indexing
+            try:
+                return session, session.check()
+            finally:
+                session.close()
+        except SourceChanged:
+            continue
+    raise CliError(f"{path}: another process is rewriting the file; it changed under each of {ATTEMPTS} reads", 1)
+
+
 # --------------------------------------------------------------------------------------------------
 # writing commands: edit, delete, truncate, compact, undo, history
 
 
-def _write(args: argparse.Namespace, session: Any, change: Any) -> int:
-    from sessionview.core import writeback
-    from sessionview.core.save import default_root
-
-    out = _Out()
-    if args.dry_run:
-        out.write(writeback.diff(session, change, args.file))
-        out.flush()
-        return 0
-    if not change.lines and change.last < change.first:
-        out.write(f"{args.file}: nothing to write ({change.description})\n")
-        return 0
-    outcome = writeback.commit(session, change, root=default_root(args.file), force=args.force)
-    if outcome.changed:
-        extra = ""
-        appended = getattr(outcome.result, "rebased_bytes", 0)
-        if appended:
-            extra = f"; rebased onto {appended} bytes appended since load"
-        out.write(f"{args.file}: {outcome.description}: written (backup kept; 'sessionview undo' restores it){extra}\n")
-    else:
-        out.write(f"{args.file}: {outcome.description}: nothing to write\n")
-    out.flush()
-    return 0
-
-
-def _refusal(exc: Exception) -> CliError:
-    return CliError(str(exc), getattr(exc, "exit_code", 1))
-
-
 def _run_write(args: argparse.Namespace, plan: Callable[[Any], Any]) -> int:
-    from sessionview.core.edits import InvalidEdit, Refused
-    from sessionview.core.errors import SaveError
-    from sessionview.core.summary import SummarizerFailed
+    from sessionview.cli_write import run_write
 
-    session = _open(args.file)
-    try:
-        if session.read_only_reason:
-            raise CliError(f"{args.file}: read-only: {session.read_only_reason}", 1)
-        try:
-            change = plan(session)
-            return _write(args, session, change)
-        except Refused as exc:
-            raise CliError(str(exc), 1) from None
-        except InvalidEdit as exc:
-            raise CliError(str(exc), 2) from None
-        except SummarizerFailed as exc:
-            raise CliError(f"compaction refused: {exc}; nothing was written", 1) from None
-        except SaveError as exc:
-            raise _refusal(exc) from None
-        except ValueError as exc:  # e.g. a value Ruby's JSON.generate cannot write exactly
-            raise CliError(str(exc), 2) from None
-    finally:
-        session.close()
+    return run_write(args, plan)
+
+
+def _read_text(path: str, what: str) -> str:
+    from sessionview.cli_write import read_input
+
+    return read_input(path, what)
 
 
 def _edit_text_in_editor(initial: str, suffix: str = ".json") -> str:
@@ -226,7 +234,7 @@ def cmd_edit(args: argparse.Namespace) -> int:
         if args.content is not None:
             return edits.plan_edit(session, args.n, content=args.content, force=args.force)
         if args.content_file is not None:
-            text = sys.stdin.read() if args.content_file == "-" else _read_text(args.content_file)
+            text = _read_text(args.content_file, "--content-file")
             return edits.plan_edit(session, args.n, content=text, force=args.force)
         if args.json is not None:
             return edits.plan_edit(session, args.n, json_text=args.json, force=args.force)
@@ -239,16 +247,6 @@ def cmd_edit(args: argparse.Namespace) -> int:
         return edits.plan_edit(session, args.n, json_text=edited, force=args.force)
 
     return _run_write(args, plan)
-
-
-def _read_text(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except OSError as exc:
-        raise CliError(f"{path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise CliError(f"{path}: not UTF-8") from None
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
@@ -275,7 +273,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
         if args.summary is not None:
             text = args.summary
         elif args.summary_file is not None:
-            text = sys.stdin.read() if args.summary_file == "-" else _read_text(args.summary_file)
+            text = _read_text(args.summary_file, "--summary-file")
         elif args.summarizer is not None:
             records = [session.doc.record(n).raw for n in range(first, last + 1)]
             text = summary.run_summarizer(args.summarizer, records, timeout=args.timeout).text
@@ -291,18 +289,16 @@ def cmd_compact(args: argparse.Namespace) -> int:
 def cmd_history(args: argparse.Namespace) -> int:
     from sessionview.config import ConfigError
     from sessionview.core import backups, retention
-    from sessionview.core.text import escape_control
 
-    out = _Out()
     found = backups.list_backups(args.file) + backups.list_unmerged(args.file)
     if not found:
-        out.write(f"{escape_control(args.file, one_line=True)}: no backups\n")
+        _err(f"{shown(args.file)}: no backups")
+    out = _Out()
     for i, b in enumerate(found, 1):
         when = b.created.astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
         mark = "" if b.kind == "backup" else "  [unmerged bytes: never pruned; look, then delete by hand]"
         mark += f"  [UNTRUSTED: {b.untrusted}; never restored]" if b.untrusted else ""
-        out.write(f"{i:>3}  {when}  {b.size:>12,} bytes  {escape_control(str(b.path), one_line=True)}"
-                  f"{escape_control(mark, one_line=True)}\n")
+        out.write(f"{i:>3}  {when}  {b.size:>12,} bytes  {shown(str(b.path))}{shown(mark)}\n")
     try:
         policy = retention.current_retention().describe()
     except ConfigError as exc:
@@ -330,7 +326,7 @@ def cmd_prune(args: argparse.Namespace) -> int:
     try:
         report = retention.prune(args.files or None, retention=policy, dry_run=args.dry_run)
     except SaveError as exc:
-        raise _refusal(exc) from None
+        raise CliError(str(exc), getattr(exc, "exit_code", 1)) from None
     out = _Out()
     for b in report.removed:
         out.write(f"{'would remove' if args.dry_run else 'removed':<12}  {b.size:>12,} bytes  {escape_control(b.path, one_line=True)}\n")
@@ -344,9 +340,7 @@ def cmd_prune(args: argparse.Namespace) -> int:
     n = len(report.removed)
     verb = f"would prune {n} backup{'s' if n != 1 else ''}, freeing" if args.dry_run else \
         f"pruned {n} backup{'s' if n != 1 else ''}, freed"
-    sys.stderr.write(f"{verb} {retention.format_size(report.freed)}; {policy.describe()}; "
-                     f"{report.used:,} bytes used\n")
-    sys.stderr.flush()
+    _err(f"{verb} {retention.format_size(report.freed)}; {policy.describe()}; {report.used:,} bytes used")
     return 0
 
 
@@ -362,20 +356,40 @@ def cmd_undo(args: argparse.Namespace) -> int:
         try:
             fd = backups.open_backup(found[0], args.file)
         except SaveError as exc:
-            raise _refusal(exc) from None
+            raise CliError(str(exc), getattr(exc, "exit_code", 1)) from None
         with os.fdopen(fd, "rb") as f:
             old = f.read()
         with open(args.file, "rb") as f:
             current = f.read()
-        _Out().write(writeback.bytes_diff(current, old, args.file) or f"{args.file}: already matches the newest backup\n")
+        text = writeback.bytes_diff(current, old, args.file)
+        if not text:
+            _err(f"{args.file}: already matches the newest backup")
+        else:
+            out = _Out()
+            out.write(text)
+            out.flush()
         return 0
-    try:
-        result = backups.restore(args.file, root=default_root(args.file), force=args.force)
-    except SaveError as exc:
-        raise _refusal(exc) from None
-    changed = getattr(result, "changed", True)
-    _Out().write(f"{args.file}: {'restored the newest backup' if changed else 'already matches the newest backup'}\n")
-    return 0
+    from types import SimpleNamespace
+
+    from sessionview.cli_write import ATTEMPTS, rewriting_refusal, report, wait_quiet
+    from sessionview.core.errors import Conflict
+
+    for attempt in range(ATTEMPTS):  # a file rewritten in place meanwhile: wait and try again
+        if attempt:
+            wait_quiet(args.file)
+        try:
+            result = backups.restore(args.file, root=default_root(args.file), force=args.force, backup=found[0])
+            break
+        except Conflict:
+            continue
+        except SaveError as exc:
+            raise CliError(str(exc), getattr(exc, "exit_code", 1)) from None
+    else:
+        raise rewriting_refusal(args.file)
+    if not getattr(result, "changed", True):
+        _err(f"{args.file}: already matches the newest backup")
+        return 0
+    return report(args.file, SimpleNamespace(changed=True, description="restored the newest backup", result=result))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -383,11 +397,13 @@ def cmd_undo(args: argparse.Namespace) -> int:
 
 
 def _open(path: str, digest: bool = True) -> Any:
-    from sessionview.core.document import NotRegularFile
+    from sessionview.core.document import NotRegularFile, SourceChanged
     from sessionview.core.session import open_session
 
     try:
         return open_session(path, digest=digest)
+    except SourceChanged:
+        raise  # rewritten while it was read: the caller waits and reads it again
     except NotRegularFile as exc:
         raise CliError(str(exc)) from None
     except FileNotFoundError:
@@ -606,11 +622,19 @@ def _tui_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _source_changed() -> type[BaseException]:
+    from sessionview.core.document import SourceChanged
+
+    return SourceChanged
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    _sanitize_std_fds()
     parser = build_parser()
     known = set(parser._subparsers._group_actions[0].choices) if parser._subparsers else set()  # type: ignore[union-attr]
     first = next((a for a in argv if not a.startswith("-") or a == "--"), None)
+    args = None
     try:
         if argv and (argv[0] in known or argv[0] in ("-h", "--help", "--version")):
             args = parser.parse_args(argv)
@@ -633,6 +657,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         return 130
+    except _source_changed() as exc:  # show: the file was rewritten while it was printed
+        _err(f"{getattr(exc, 'filename', None) or getattr(args, 'file', '')}: changed while it was read (another "
+             f"process is rewriting it; {exc}); try again")
+        return 1
     except OSError as exc:
         _err(f"{getattr(exc, 'filename', '') or ''}{': ' if getattr(exc, 'filename', None) else ''}{exc.strerror or exc}")
         return 2

@@ -13,7 +13,7 @@ from typing import Any, Iterator
 from sessionview.core.document import Document
 from sessionview.core.edits import Change
 from sessionview.core.errors import Conflict
-from sessionview.core.text import decode_for_display
+from sessionview.core.text import decode_for_display, escape_control
 
 CONTEXT = 3
 
@@ -76,7 +76,7 @@ def diff(session: Any, change: Change, path: str) -> str:
     text = unified_diff(session.doc, change, path)
     if session.format == "littleghost":
         text = (
-            f"# {path} is one JSON document: the diff shows its messages, one per line (#N = message index).\n"
+            f"# {_name(path)} is one JSON document: the diff shows its messages, one per line (#N = message index).\n"
             "# The document is rewritten whole with its digest recomputed.\n" + text
         )
     return text
@@ -101,6 +101,11 @@ def commit_bytes(session: Any, data: bytes, description: str, *, root: str, forc
 # diffs
 
 
+def _name(path: str) -> str:
+    """A path for a diff header: control characters, C1 and bidi overrides escaped like message content."""
+    return escape_control(path, one_line=True)
+
+
 def _show(raw: bytes, terminator: bytes) -> str:
     text = decode_for_display(raw)
     if terminator == b"\r\n":
@@ -120,7 +125,7 @@ def unified_diff(old: Document, change: Change, path: str) -> str:
     new_count = len(before) + len(change.lines) + len(after)
     old_start = lo if old_count else max(0, lo - 1)
     new_start = lo if new_count else max(0, lo - 1)
-    name = path
+    name = _name(path)
     lines = [f"--- a/{name}", f"+++ b/{name}", f"@@ -{old_start},{old_count} +{new_start},{new_count} @@ {change.description}"]
     lines += [" " + _show(r.raw, r.terminator) for r in before]
     lines += ["-" + _show(r.raw, r.terminator) for r in removed]
@@ -141,5 +146,5 @@ def bytes_diff(old: bytes, new: bytes, path: str) -> str:
     b = decode_for_display(new).split("\n")
     return "".join(
         line + ("" if line.endswith("\n") else "\n")
-        for line in difflib.unified_diff(a, b, f"a/{path}", f"b/{path}", lineterm="")
+        for line in difflib.unified_diff(a, b, f"a/{_name(path)}", f"b/{_name(path)}", lineterm="")
     )

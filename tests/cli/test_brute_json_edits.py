@@ -93,3 +93,13 @@ def test_check_reports_each_line_brute_could_not_load(session):
     assert r.returncode == 1
     assert ":6: schema warning: Brute would refuse this line: unknown key `foo` in reasoning block 1 (ArgumentError: unknown keyword: :foo)" in out
     assert ":7: schema warning: Brute would refuse this line: unknown key `extra` in tool call 1" in out
+
+
+def test_a_value_brute_accepts_but_a_provider_rejects_is_written_with_a_warning(tmp_path):
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(b'{"role":"user","content":"hi"}\n{"role":"assistant","content":"yo"}\n')
+    r = subprocess.run([sys.executable, "-m", "sessionview", "edit", str(p), "2", "--json", '{"role":"assistant","content":5}'],
+                       capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert b"provider is likely to reject" in r.stderr
+    assert p.read_bytes().splitlines()[1] == b'{"role":"assistant","content":5}'

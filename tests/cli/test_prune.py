@@ -55,13 +55,13 @@ def test_prune_dry_run_then_prune_status_on_stderr(session):
     assert r.returncode == 0, r.stderr
     out = r.stdout.decode().splitlines()
     assert len(out) == 3 and all(line.startswith("would remove") for line in out)
-    assert r.stderr.decode().startswith("would prune 3 backups, freeing ")
+    assert r.stderr.decode().startswith("sessionview: would prune 3 backups, freeing ")
     assert bak_files(session) == before
     r = run("prune", session, "--keep", "1")
     assert r.returncode == 0, r.stderr
     assert len(r.stdout.decode().splitlines()) == 3
     err = r.stderr.decode()
-    assert err.startswith("pruned 3 backups, freed ") and "keeping the last backup per file, 2.0 GiB in all" in err
+    assert err.startswith("sessionview: pruned 3 backups, freed ") and "keeping the last backup per file, 2.0 GiB in all" in err
     assert bak_files(session) == before[-1:]  # the newest
 
 
