@@ -32,7 +32,7 @@ class Conflict(SaveError):
 class Rewriting(Conflict):
     """Another process is rewriting the file (truncated or rewrote it) while the save ran; nothing was written.
 
-    Worth retrying once the file is stable again (:func:`sessionview.core.stable.wait_stable`).
+    Worth retrying once the file is stable again (:func:`sessionview.core.store.stable.wait_stable`).
     """
 
 

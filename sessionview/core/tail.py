@@ -24,7 +24,7 @@ the new file's first ``offset`` bytes once and compares them (their sha256, kept
 reported, beyond ``verify_limit``). Any other new file is :class:`Replaced`.
 
 A rewrite (or a new file) that brings Brute compaction markers that were not in the reported content
-(a line ``{"role":...,"content":"[compacted:NAME]...``, see :func:`sessionview.core.brute.compaction_marker`)
+(a line ``{"role":...,"content":"[compacted:NAME]...``, see :func:`sessionview.core.formats.brute_message.compaction_marker`)
 is :class:`Compacted` instead of :class:`Truncated` or :class:`Replaced`: the agent compacted its history.
 
 After a truncation, a compaction or a replacement the follower starts again at offset 0 of the current file
@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 
-from sessionview.core.document import (  # noqa: F401 - ScanLimit and preader are re-exported
+from sessionview.core.doc.document import (  # noqa: F401 - ScanLimit and preader are re-exported
     BOM,
     ScanLimit,
     Source,
@@ -159,7 +159,7 @@ def open_tail(path: str | os.PathLike[str], count: int = 256, max_scan: int | No
 def full_index(fd: int, end: int, progress: Callable[[int], None] | None = None) -> Source:
     """Index every line of ``[0, end)`` (``end`` just past a newline, or 0). Meant for a background thread.
 
-    For display only: no digest is taken (a save stamps its own load, see :mod:`sessionview.core.history`).
+    For display only: no digest is taken (a save stamps its own load, see :mod:`sessionview.core.edit.history`).
     """
     return Source.from_reader(preader(fd), end, progress, digest=False)
 

@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from sessionview import cli
-from sessionview.core import save as save_mod
-from sessionview.core import writeback
+from sessionview.core.store import save as save_mod
+from sessionview.core.edit import writeback
 
 CONVO = [
     {"role": "user", "content": "list files"},

@@ -80,7 +80,7 @@ def test_prune_refuses_a_bad_size_and_keep(session):
 
 
 def test_prune_lists_unmerged_files_and_never_removes_them(session):
-    from sessionview.core import backups
+    from sessionview.core.store import backups
 
     kept = backups.write_unmerged(os.path.realpath(session), b"late bytes\n")
     r = run("prune", "--keep", "1", "--max-bytes", "0")

@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from sessionview import cli
-from sessionview.core import edits, writeback
-from sessionview.core.document import SourceChanged
+from sessionview.core.edit import plan as edits, writeback
+from sessionview.core.doc.document import SourceChanged
 from sessionview.core.errors import Conflict
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

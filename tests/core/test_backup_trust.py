@@ -13,8 +13,8 @@ import tempfile
 
 import pytest
 
-from sessionview.core import backups, save
-from sessionview.core.document import Document, Line
+from sessionview.core.store import backups, save
+from sessionview.core.doc.document import Document, Line
 from sessionview.core.errors import SaveError
 
 NOBODY = 65534
@@ -149,7 +149,7 @@ def test_no_backup_is_written_into_a_directory_another_user_owns(session, tmp_pa
 
 @needs_root
 def test_prune_leaves_another_users_backups_alone(edited, tmp_path):
-    from sessionview.core import retention
+    from sessionview.core.store import retention
 
     d = backups.backup_dir(edited)
     planted = os.path.join(d, "20000101T000000.000000-0.bak")

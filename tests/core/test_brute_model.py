@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from sessionview.core import edits, rubyjson
+from sessionview.core import rubyjson
+from sessionview.core.edit import plan as edits
 from sessionview.core.formats.brute import BruteAdapter
 from sessionview.core.session import JsonlSession
 

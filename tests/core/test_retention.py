@@ -10,8 +10,8 @@ import shutil
 import pytest
 
 from sessionview.config import ConfigError, load_config
-from sessionview.core import backups, retention, save
-from sessionview.core.document import Document, Line
+from sessionview.core.store import backups, retention, save
+from sessionview.core.doc.document import Document, Line
 
 
 def save_edit(path, root, raw: bytes) -> save.SaveResult:

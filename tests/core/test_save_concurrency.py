@@ -18,8 +18,8 @@ import time
 
 import pytest
 
-from sessionview.core import save, stable
-from sessionview.core.document import Document, Line, SourceChanged
+from sessionview.core.store import save, stable
+from sessionview.core.doc.document import Document, Line, SourceChanged
 from sessionview.core.errors import AttributesNotKept, Conflict, Rewriting, SaveError, WriteFailed
 
 CHILD = pathlib.Path(__file__).with_name("save_child.py")

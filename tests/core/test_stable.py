@@ -1,7 +1,7 @@
 import subprocess
 import sys
 
-from sessionview.core.stable import wait_stable
+from sessionview.core.store.stable import wait_stable
 
 
 def test_a_quiet_file_is_stable(tmp_path):

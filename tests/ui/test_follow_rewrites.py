@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from sessionview.demo.agent import SimulatedAgent
-from sessionview.ui.app import SessionViewApp
+from sessionview.ui.launch import SessionViewApp
 from test_follow import line, make, open_live, rewrite
 from uihelpers import SIZE, all_text, fixed_clock, wait_for
 
@@ -71,7 +71,7 @@ async def test_another_process_saving_appended_lines_is_an_append(tmp_path):
     state.mkdir()
     script = (
         "import sys\n"
-        "from sessionview.core import save\n"
+        "from sessionview.core.store import save\n"
         "path, data = sys.argv[1], bytes.fromhex(sys.argv[2])\n"
         "save.save(path, lambda appended: [data, appended], save.stamp_file(path), root=sys.argv[3],"
         " backup=False, state_dir=sys.argv[4])\n"

@@ -12,7 +12,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import ContentSwitcher, Footer, Static
 
-from sessionview.core.editing import PreviewRow
+from sessionview.core.edit.preview import PreviewRow
 from sessionview.core.text import escape_control
 from sessionview.ui.screens.edit import MODAL_CSS
 from sessionview.ui.widgets.preview import DiffPane, PreviewPane

@@ -2,7 +2,7 @@
 
 Neither writes anything. Each checks what was typed with the same core planner the CLI uses (in a thread,
 as it looks at every record for tool-call pairing) and shows any error in place, keeping the text; only a
-valid :class:`~sessionview.core.edits.Change` leaves the modal, to be previewed and confirmed.
+valid :class:`~sessionview.core.edit.plan.Change` leaves the modal, to be previewed and confirmed.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, LoadingIndicator, Static, TextArea
 from textual.worker import Worker, WorkerState
 
-from sessionview.core.edits import Change, InvalidEdit, Refused
+from sessionview.core.edit.plan import Change, InvalidEdit, Refused
 from sessionview.core.text import escape_control
 
 MODAL_CSS = """
@@ -327,7 +327,7 @@ class CompactScreen(ModalScreen["CompactResult | None"]):
         return self.summarize(self._started)
 
     def _stop_proc(self) -> None:
-        from sessionview.core.summary import stop
+        from sessionview.core.edit.summary import stop
 
         with self._proc_lock:
             proc = self._proc

@@ -12,13 +12,13 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
 
-from sessionview.core.humanize import human_size
+from sessionview.core.view.humanize import human_size
 from sessionview.core.text import escape_control
 from sessionview.ui.screens.edit import MODAL_CSS
 
 
 class HistoryScreen(ModalScreen[Any]):
-    """Returns the chosen :class:`~sessionview.core.backups.Backup`, or None."""
+    """Returns the chosen :class:`~sessionview.core.store.backups.Backup`, or None."""
 
     DEFAULT_CSS = "HistoryScreen {" + MODAL_CSS + """
         #history-run { height: auto; max-height: 8; margin-bottom: 1; }

@@ -26,13 +26,13 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
-from sessionview.core.model import View
-from sessionview.core.document import open_regular
+from sessionview.core.doc.model import View
+from sessionview.core.doc.document import open_regular
 from sessionview.core.tail import Appended, Compacted, Deleted, Follower, Pending, Renamed, Replaced, Truncated, full_index
 from sessionview.core.text import escape_control
 from sessionview.ui import messages as msg
-from sessionview.core.transcript import Filter, Stats, TranscriptModel
-from sessionview.core.search import filter_rows, find
+from sessionview.core.view.transcript import Filter, Stats, TranscriptModel
+from sessionview.core.view.search import filter_rows, find
 from sessionview.ui.widgets.blocks import Links
 from sessionview.ui.widgets.detail import DetailPane
 from sessionview.ui.widgets.header import REASONS, compaction_text, header_content, status_content

@@ -9,7 +9,7 @@ from typing import Any
 from textual.content import Content
 
 from sessionview.core.text import escape_control
-from sessionview.core.humanize import human_count, human_size
+from sessionview.core.view.humanize import human_count, human_size
 
 REASONS = {
     "truncated": "the file shrank or was rewritten with other content; reloaded",

@@ -26,8 +26,8 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
-from sessionview.core.model import Kind, View
-from sessionview.core.transcript import TranscriptModel
+from sessionview.core.doc.model import Kind, View
+from sessionview.core.view.transcript import TranscriptModel
 from sessionview.ui.widgets.blocks import COMPONENT_RULES, COMPONENTS, Entry, Links, Painter, Palette
 
 GUTTER = 2
@@ -264,7 +264,7 @@ class TranscriptView(Widget, can_focus=True):
         m = self.model
         if m is None or m.pending is None or m.pending.size > len(m.pending.preview):
             return None
-        from sessionview.core.parse import parse_record
+        from sessionview.core.doc.parse import parse_record
 
         parsed = parse_record(m.pending.preview.rstrip(b"\r"), terminated=False)
         if not parsed.ok or m.adapter is None:

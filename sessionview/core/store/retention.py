@@ -19,7 +19,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from sessionview.core import backups as _backups
+from sessionview.core.store import backups as _backups
 
 __all__ = ["Retention", "PruneReport", "parse_size", "format_size", "prune", "current_retention", "usage"]
 
@@ -135,7 +135,7 @@ def prune(
 
     With ``paths``, only the backups of those files are removed (the byte limit still counts every file's).
     Never removes the newest backup of a file, a path in ``protect``, an unmerged file or an untrusted entry.
-    Raises :class:`~sessionview.core.backups.UntrustedBackup` if the backups root itself is not the user's own.
+    Raises :class:`~sessionview.core.store.backups.UntrustedBackup` if the backups root itself is not the user's own.
     """
     policy = retention or current_retention()
     root = _backups.backups_root(state_dir)

@@ -122,7 +122,7 @@ def _sanitize_std_fds() -> None:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from sessionview.core import render
+    from sessionview.core.view import render
 
     session = _open(args.file, digest=False)  # read-only: no SHA-256 while indexing
     out = _Out()
@@ -173,8 +173,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _checked(path: str) -> tuple[Any, list[Any]]:
     """Open and check ``path``; a file rewritten in place meanwhile is read again once it is quiet."""
-    from sessionview.cli_write import ATTEMPTS, wait_quiet
-    from sessionview.core.document import SourceChanged
+    from sessionview.cli.write import ATTEMPTS, wait_quiet
+    from sessionview.core.doc.document import SourceChanged
 
     for attempt in range(ATTEMPTS):
         if attempt:
@@ -195,13 +195,13 @@ def _checked(path: str) -> tuple[Any, list[Any]]:
 
 
 def _run_write(args: argparse.Namespace, plan: Callable[[Any], Any]) -> int:
-    from sessionview.cli_write import run_write
+    from sessionview.cli.write import run_write
 
     return run_write(args, plan)
 
 
 def _read_text(path: str, what: str) -> str:
-    from sessionview.cli_write import read_input
+    from sessionview.cli.write import read_input
 
     return read_input(path, what)
 
@@ -228,7 +228,7 @@ def _edit_text_in_editor(initial: str, suffix: str = ".json") -> str:
 
 
 def cmd_edit(args: argparse.Namespace) -> int:
-    from sessionview.core import edits
+    from sessionview.core.edit import plan as edits
 
     def plan(session: Any) -> Any:
         if args.content is not None:
@@ -250,7 +250,7 @@ def cmd_edit(args: argparse.Namespace) -> int:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
-    from sessionview.core import edits
+    from sessionview.core.edit import plan as edits
 
     def plan(session: Any) -> Any:
         first, last = edits.parse_range(args.range, len(session))
@@ -260,13 +260,13 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
 
 def cmd_truncate(args: argparse.Namespace) -> int:
-    from sessionview.core import edits
+    from sessionview.core.edit import plan as edits
 
     return _run_write(args, lambda session: edits.plan_truncate(session, args.keep, force=args.force))
 
 
 def cmd_compact(args: argparse.Namespace) -> int:
-    from sessionview.core import edits, summary
+    from sessionview.core.edit import plan as edits, summary
 
     def plan(session: Any) -> Any:
         first, last = edits.parse_range(args.range, len(session))
@@ -288,7 +288,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
 
 def cmd_history(args: argparse.Namespace) -> int:
     from sessionview.config import ConfigError
-    from sessionview.core import backups, retention
+    from sessionview.core.store import backups, retention
 
     found = backups.list_backups(args.file) + backups.list_unmerged(args.file)
     if not found:
@@ -310,7 +310,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 def cmd_prune(args: argparse.Namespace) -> int:
     from sessionview.config import ConfigError
-    from sessionview.core import retention
+    from sessionview.core.store import retention
     from sessionview.core.errors import SaveError
     from sessionview.core.text import escape_control
 
@@ -345,8 +345,9 @@ def cmd_prune(args: argparse.Namespace) -> int:
 
 
 def cmd_undo(args: argparse.Namespace) -> int:
-    from sessionview.core import backups, writeback
-    from sessionview.core.save import default_root
+    from sessionview.core.store import backups
+    from sessionview.core.edit import writeback
+    from sessionview.core.store.save import default_root
     from sessionview.core.errors import SaveError
 
     found = backups.list_backups(args.file)
@@ -371,7 +372,7 @@ def cmd_undo(args: argparse.Namespace) -> int:
         return 0
     from types import SimpleNamespace
 
-    from sessionview.cli_write import ATTEMPTS, rewriting_refusal, report, wait_quiet
+    from sessionview.cli.write import ATTEMPTS, rewriting_refusal, report, wait_quiet
     from sessionview.core.errors import Conflict
 
     for attempt in range(ATTEMPTS):  # a file rewritten in place meanwhile: wait and try again
@@ -397,7 +398,7 @@ def cmd_undo(args: argparse.Namespace) -> int:
 
 
 def _open(path: str, digest: bool = True) -> Any:
-    from sessionview.core.document import NotRegularFile, SourceChanged
+    from sessionview.core.doc.document import NotRegularFile, SourceChanged
     from sessionview.core.session import open_session
 
     try:
@@ -420,7 +421,7 @@ def cmd_tui(args: argparse.Namespace) -> int:
     path = args.path or "."
     if not os.path.exists(path):
         raise CliError(f"{path}: no such file or directory")
-    from sessionview.ui.app import run
+    from sessionview.ui.launch import run
 
     return run(path, read_only=args.read_only)
 
@@ -453,7 +454,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
 
 
 def _size_arg(text: str) -> int:
-    from sessionview.core.retention import parse_size
+    from sessionview.core.store.retention import parse_size
 
     try:
         return parse_size(text, "SIZE")
@@ -623,7 +624,7 @@ def _tui_parser() -> argparse.ArgumentParser:
 
 
 def _source_changed() -> type[BaseException]:
-    from sessionview.core.document import SourceChanged
+    from sessionview.core.doc.document import SourceChanged
 
     return SourceChanged
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable, Iterator
 
-from sessionview.core import save as _save
+from sessionview.core.store import save as _save
 from sessionview.core.errors import Conflict, SaveError
 
 __all__ = [
@@ -298,7 +298,7 @@ def write_backup(
     finally:
         os.close(dir_fd)
     made = Backup(os.path.join(d, name), now, pos, real_path, n)
-    from sessionview.core import retention
+    from sessionview.core.store import retention
 
     retention.prune_after_backup(made, state_dir=sd)  # never raises: the backup is kept whatever happens
     return made

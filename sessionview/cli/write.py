@@ -55,7 +55,7 @@ def read_input(path: str, what: str) -> str:
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
-                from sessionview.core.document import describe_mode
+                from sessionview.core.doc.document import describe_mode
 
                 raise CliError(f"{what} {path}: not a regular file ({describe_mode(st.st_mode)}); use a file or -")
             if st.st_size > INPUT_CAP:
@@ -145,7 +145,7 @@ def _same_target(pin: tuple[int, tuple[bytes, ...], Any], change: Any) -> bool:
 
 
 def wait_quiet(path: str) -> None:
-    from sessionview.core.stable import wait_stable
+    from sessionview.core.store.stable import wait_stable
 
     wait_stable(path, quiet=QUIET, timeout=STABLE_TIMEOUT)
 
@@ -187,10 +187,10 @@ def rewriting_refusal(path: str) -> CliError:
 
 
 def _attempt(args: argparse.Namespace, plan: Callable[[Any], Any], pin: Any, sizes: list[int]) -> int:
-    from sessionview.core.document import SourceChanged
-    from sessionview.core.edits import InvalidEdit, Refused
+    from sessionview.core.doc.document import SourceChanged
+    from sessionview.core.edit.plan import InvalidEdit, Refused
     from sessionview.core.errors import AnotherWriter, Conflict, SaveError
-    from sessionview.core.summary import SummarizerFailed
+    from sessionview.core.edit.summary import SummarizerFailed
 
     path = args.file
     try:
@@ -245,9 +245,9 @@ def _attempt(args: argparse.Namespace, plan: Callable[[Any], Any], pin: Any, siz
 
 
 def _write(args: argparse.Namespace, session: Any, change: Any, pin: Any) -> int:
-    from sessionview.core import writeback
+    from sessionview.core.edit import writeback
     from sessionview.core.errors import Conflict
-    from sessionview.core.save import default_root
+    from sessionview.core.store.save import default_root
 
     for w in change.warnings:
         status(f"warning: {args.file}: {w}")

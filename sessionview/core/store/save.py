@@ -19,7 +19,7 @@ carried while another process may still be writing one, so the new file never en
 that could not be carried (an unfinished line whose writer kept the old file open, a merge that failed) are
 kept beside the backups and reported (``SaveResult.not_carried_bytes``, ``kept_paths``, ``warnings``).
 A truncation or rewrite met during the save is a :class:`~sessionview.core.errors.Rewriting` conflict. A byte-exact backup
-of the file goes to the state directory before every replacement (:mod:`sessionview.core.backups`).
+of the file goes to the state directory before every replacement (:mod:`sessionview.core.store.backups`).
 
 Everything here is stdlib only and Linux-first (``/proc`` for writer detection, file leases to see when
 the replaced inode has no writer left); elsewhere those checks degrade to no-ops.
@@ -42,7 +42,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
-from sessionview.core.document import Document, SourceChanged
+from sessionview.core.doc.document import Document, SourceChanged
 from sessionview.core.errors import (
     AnotherWriter,
     AttributesNotKept,
@@ -57,7 +57,7 @@ from sessionview.core.errors import (
 )
 
 if TYPE_CHECKING:
-    from sessionview.core.backups import Backup
+    from sessionview.core.store.backups import Backup
 
 __all__ = [
     "LoadStamp",
@@ -916,7 +916,7 @@ class _Save:
         st_pre = os.fstat(self.old_fd)
         made = None
         if self.backup:
-            from sessionview.core import backups
+            from sessionview.core.store import backups
 
             try:
                 made = backups.write_backup(
@@ -1167,7 +1167,7 @@ class _Save:
         """Keep bytes another process wrote that are not in the new file beside the backups, and report them."""
         self.not_carried += len(data)
         try:
-            from sessionview.core import backups
+            from sessionview.core.store import backups
 
             where = backups.write_unmerged(self.real, data, state_dir=self.state_dir)
         except OSError as exc:
