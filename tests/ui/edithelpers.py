@@ -10,7 +10,7 @@ from typing import Any
 
 from sessionview.ui.app import SessionViewApp
 from sessionview.ui.screens.session import SessionScreen
-from uihelpers import SIZE, after_workers, all_text, fixed_clock, wait_for  # noqa: F401  (re-exported)
+from uihelpers import FINITE_WORKERS, SIZE, after_workers, all_text, fixed_clock, wait_for  # noqa: F401  (re-exported)
 
 
 def line(role: str, content: str, **extra: Any) -> bytes:
@@ -63,10 +63,11 @@ async def modal(pilot, cls: type, what: str = "") -> Any:
 async def settled(pilot, screen: SessionScreen) -> None:
     """Until no edit flow runs, the session screen is on top and the file is open and indexed again."""
     app = pilot.app
-    await wait_for(
+    await after_workers(
         pilot,
         lambda: not screen.busy and app.screen is screen and screen.model is not None and screen.model.indexed,
         what="the flow to end and the file to be open",
+        groups=FINITE_WORKERS + ("edit",),  # the flow has left its last dialog: its worker ends
     )
     await pilot.pause()
 

@@ -68,16 +68,18 @@ async def wait_for(pilot, predicate: Callable[[], object], timeout: float = 10.0
 FINITE_WORKERS = ("open", "index", "stats", "search", "filter", "overwritten")
 
 
-async def after_workers(pilot, predicate: Callable[[], object], timeout: float = 10.0, what: str = "") -> None:
-    """Until ``predicate()`` holds, waiting for the app's running (finite) workers to complete and their
-    messages to be handled, which may start the next ones (open, then index, then stats). Bounded."""
+async def after_workers(
+    pilot, predicate: Callable[[], object], timeout: float = 10.0, what: str = "", groups: tuple[str, ...] = FINITE_WORKERS
+) -> None:
+    """Until ``predicate()`` holds, waiting for the app's running workers of ``groups`` to complete and
+    their messages to be handled, which may start the next ones (open, then index, then stats). Bounded."""
     app = pilot.app
     deadline = time.monotonic() + timeout
     while not predicate():
         left = deadline - time.monotonic()
         if left <= 0:
             raise AssertionError(f"timed out waiting for {what or predicate}")
-        busy = [w for w in app.workers if w.group in FINITE_WORKERS and w.is_running]
+        busy = [w for w in app.workers if w.group in groups and w.is_running]
         if busy:
             await asyncio.wait_for(app.workers.wait_for_complete(busy), left)
             await pilot.pause()  # the messages they posted
