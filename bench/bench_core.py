@@ -125,7 +125,7 @@ def worker_index(path: str, repeat: int) -> dict:
     import inspect
 
     import sessionview
-    from sessionview.core.document import Document, Source
+    from sessionview.core.doc.document import Document, Source
 
     # Since the safe-save work, Source.from_fd takes the file's SHA-256 in the same pass by default;
     # ``digest=False`` is the newline scan alone. Older cores have no such parameter.
@@ -160,8 +160,8 @@ def worker_index(path: str, repeat: int) -> dict:
 
 
 def worker_rss(path: str) -> dict:
-    import sessionview.core.document as document
-    import sessionview.core.parse  # noqa: F401  (the core, as the app imports it)
+    import sessionview.core.doc.document as document
+    import sessionview.core.doc.parse  # noqa: F401  (the core, as the app imports it)
     import sessionview.core.session  # noqa: F401
 
     base = proc_status_kib("VmHWM")
@@ -224,7 +224,7 @@ def worker_parse(path: str, repeat: int) -> dict:
 
 def worker_tail(path: str) -> dict:
     t_import = time.perf_counter()
-    from sessionview.core.document import Document
+    from sessionview.core.doc.document import Document
     from sessionview.core.session import JsonlSession
     from sessionview.core.tail import open_tail
 

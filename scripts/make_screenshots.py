@@ -59,7 +59,7 @@ async def session_ready(pilot) -> None:
 
 
 async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
-    from sessionview.ui.app import SessionViewApp
+    from sessionview.ui.launch import SessionViewApp
     from sessionview.ui.screens.browser import BrowserScreen
 
     written: list[Path] = []

@@ -85,7 +85,7 @@ class _Out:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from sessionview.core import render
+    from sessionview.core.view import render
 
     session = _open(args.file, digest=False)  # read-only: no SHA-256 while indexing
     out = _Out()
@@ -143,8 +143,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _write(args: argparse.Namespace, session: Any, change: Any) -> int:
-    from sessionview.core import writeback
-    from sessionview.core.save import default_root
+    from sessionview.core.edit import writeback
+    from sessionview.core.store.save import default_root
 
     out = _Out()
     if args.dry_run:
@@ -172,9 +172,9 @@ def _refusal(exc: Exception) -> CliError:
 
 
 def _run_write(args: argparse.Namespace, plan: Callable[[Any], Any]) -> int:
-    from sessionview.core.edits import InvalidEdit, Refused
+    from sessionview.core.edit.plan import InvalidEdit, Refused
     from sessionview.core.errors import SaveError
-    from sessionview.core.summary import SummarizerFailed
+    from sessionview.core.edit.summary import SummarizerFailed
 
     session = _open(args.file)
     try:
@@ -219,7 +219,7 @@ def _edit_text_in_editor(initial: str, suffix: str = ".json") -> str:
 
 
 def cmd_edit(args: argparse.Namespace) -> int:
-    from sessionview.core import edits
+    from sessionview.core.edit import plan as edits
 
     def plan(session: Any) -> Any:
         if args.content is not None:
@@ -251,7 +251,7 @@ def _read_text(path: str) -> str:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
-    from sessionview.core import edits
+    from sessionview.core.edit import plan as edits
 
     def plan(session: Any) -> Any:
         first, last = edits.parse_range(args.range, len(session))
@@ -261,13 +261,13 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
 
 def cmd_truncate(args: argparse.Namespace) -> int:
-    from sessionview.core import edits
+    from sessionview.core.edit import plan as edits
 
     return _run_write(args, lambda session: edits.plan_truncate(session, args.keep, force=args.force))
 
 
 def cmd_compact(args: argparse.Namespace) -> int:
-    from sessionview.core import edits, summary
+    from sessionview.core.edit import plan as edits, summary
 
     def plan(session: Any) -> Any:
         first, last = edits.parse_range(args.range, len(session))
@@ -288,7 +288,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    from sessionview.core import backups
+    from sessionview.core.store import backups
     from sessionview.core.text import escape_control
 
     out = _Out()
@@ -304,8 +304,9 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 
 def cmd_undo(args: argparse.Namespace) -> int:
-    from sessionview.core import backups, writeback
-    from sessionview.core.save import default_root
+    from sessionview.core.store import backups
+    from sessionview.core.edit import writeback
+    from sessionview.core.store.save import default_root
     from sessionview.core.errors import SaveError
 
     found = backups.list_backups(args.file)
@@ -332,7 +333,7 @@ def cmd_undo(args: argparse.Namespace) -> int:
 
 
 def _open(path: str, digest: bool = True) -> Any:
-    from sessionview.core.document import NotRegularFile
+    from sessionview.core.doc.document import NotRegularFile
     from sessionview.core.session import open_session
 
     try:
@@ -353,7 +354,7 @@ def cmd_tui(args: argparse.Namespace) -> int:
     path = args.path or "."
     if not os.path.exists(path):
         raise CliError(f"{path}: no such file or directory")
-    from sessionview.ui.app import run
+    from sessionview.ui.launch import run
 
     return run(path, read_only=args.read_only)
 

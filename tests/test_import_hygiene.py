@@ -22,7 +22,7 @@ def core_modules() -> list[str]:
 
 def test_core_has_modules():
     mods = core_modules()
-    assert "sessionview.core.document" in mods and "sessionview.core.session" in mods
+    assert "sessionview.core.doc.document" in mods and "sessionview.core.session" in mods
 
 
 def test_core_imports_neither_textual_nor_rich():

@@ -143,7 +143,7 @@ def count_lines(path: str, should_stop: Callable[[], bool] | None = None) -> int
 def detect_adapter(head: bytes) -> Any:
     """The format adapter for a JSONL file whose first bytes are ``head``."""
     from sessionview.core import formats
-    from sessionview.core.parse import parse_record
+    from sessionview.core.doc.parse import parse_record
 
     lines = head.split(b"\n")
     if len(head) >= DETECT_BYTES:

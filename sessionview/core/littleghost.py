@@ -25,10 +25,10 @@ import re
 from typing import Any
 
 from sessionview.core import rubyjson
-from sessionview.core.document import Document, open_regular
+from sessionview.core.doc.document import Document, open_regular
 from sessionview.core.formats.base import warn
 from sessionview.core.formats.littleghost_jsonl import LittleGhostJsonlAdapter
-from sessionview.core.model import Kind, Problem, View
+from sessionview.core.doc.model import Kind, Problem, View
 from sessionview.core.session import Session
 
 FORMAT_VERSION = 1
@@ -293,8 +293,8 @@ class LittleGhostSession(Session):
 
     @property
     def stamp(self) -> Any:
-        """The save layer's stamp of what was loaded (see :func:`sessionview.core.save.stamp_bytes`)."""
-        from sessionview.core import save
+        """The save layer's stamp of what was loaded (see :func:`sessionview.core.store.save.stamp_bytes`)."""
+        from sessionview.core.store import save
 
         if self.path is None:
             raise ValueError("the document has no path")
@@ -313,7 +313,7 @@ class LittleGhostSession(Session):
         return cached
 
     def parsed(self, number: int) -> Any:
-        from sessionview.core.parse import Parsed, Status
+        from sessionview.core.doc.parse import Parsed, Status
 
         if self.error is not None:
             return Parsed(Status.INVALID_JSON, error=self.error)

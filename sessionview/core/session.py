@@ -12,11 +12,11 @@ from collections import OrderedDict
 from typing import Any, Iterator
 
 from sessionview.core import formats
-from sessionview.core.document import Document, Record
+from sessionview.core.doc.document import Document, Record
 from sessionview.core.formats.base import Adapter, warn
-from sessionview.core.model import Kind, Problem, ToolCall, ToolResult, View, merge_views
-from sessionview.core.pairing import Pairing, pair
-from sessionview.core.parse import DEFAULT_CAP, PREVIEW, Parsed, Status, nesting_depth, parse_record
+from sessionview.core.doc.model import Kind, Problem, ToolCall, ToolResult, View, merge_views
+from sessionview.core.doc.pairing import Pairing, pair
+from sessionview.core.doc.parse import DEFAULT_CAP, PREVIEW, Parsed, Status, nesting_depth, parse_record
 
 DETECT_SAMPLE = 24
 RAW_PREVIEW = 4096
@@ -99,7 +99,7 @@ class JsonlSession(Session):
     @property
     def stamp(self) -> Any:
         """What was loaded (inode, size, mtime and the SHA-256 taken while indexing), for safe saves."""
-        from sessionview.core import save
+        from sessionview.core.store import save
 
         cached = self.__dict__.get("_stamp")
         if cached is None or cached[0] is not self.doc.source:

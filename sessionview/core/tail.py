@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 
-from sessionview.core.document import (  # noqa: F401 - ScanLimit and preader are re-exported
+from sessionview.core.doc.document import (  # noqa: F401 - ScanLimit and preader are re-exported
     BOM,
     ScanLimit,
     Source,
@@ -182,7 +182,7 @@ def open_tail(path: str | os.PathLike[str], count: int = 256, max_scan: int | No
 def full_index(fd: int, end: int, progress: Callable[[int], None] | None = None) -> Source:
     """Index every line of ``[0, end)`` (``end`` just past a newline, or 0). Meant for a background thread.
 
-    For display only: no digest is taken (a save stamps its own load, see :mod:`sessionview.core.history`).
+    For display only: no digest is taken (a save stamps its own load, see :mod:`sessionview.core.edit.history`).
     """
     return Source.from_reader(preader(fd), end, progress, digest=False)
 

@@ -1,79 +1,135 @@
-"""Entry points of the user interface: ``run(path)`` and ``SessionViewApp``.
+"""The Textual application class: wiring only. Screens own their behaviour; logic lives in ``core``.
 
-This module imports no Textual at import time: ``run`` first starts opening the session file in a thread,
-then imports Textual (the slowest part of starting), so the last page is ready when the screen is.
-``SessionViewApp`` is loaded on first access (PEP 562).
+Imported through :mod:`sessionview.ui.launch` (``SessionViewApp``), which stays light until it is needed.
 """
 
 from __future__ import annotations
 
 import os
-import sys
-from typing import Any
+import time
+from functools import partial
+from typing import Callable, Iterable
 
-__all__ = ["SessionViewApp", "run"]
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
 
-
-def __getattr__(name: str) -> Any:
-    if name == "SessionViewApp":
-        from sessionview.ui.application import SessionViewApp
-
-        return SessionViewApp
-    raise AttributeError(name)
+from sessionview.core.text import escape_control
 
 
-def _escape(text: str) -> str:
-    from sessionview.core.text import escape_control
+class SessionViewApp(App[int]):
+    """Browse a directory of sessions, or read and follow one session file."""
 
-    return escape_control(text, one_line=True)
+    TITLE = "sessionview"
+    CSS_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "app.tcss")
+    ENABLE_COMMAND_PALETTE = True
 
+    BINDINGS = [
+        Binding("question_mark", "help", "Help", id="app.help"),
+        Binding("ctrl+p", "command_palette", "Commands", show=False, id="app.palette"),
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True, id="app.quit"),
+        Binding("f8", "screenshot", "Save a screenshot", show=False, id="app.screenshot"),
+    ]
 
-def run(path: str, *, read_only: bool = False) -> int:
-    """Open the app on a directory or a single session file. Returns the exit code."""
-    p = os.path.abspath(path or ".")
-    if not os.path.exists(p):
-        print(f"sessionview: {_escape(path)}: no such file or directory", file=sys.stderr)
-        return 2
-    if not os.path.isdir(p) and not os.access(p, os.R_OK):
-        print(f"sessionview: {_escape(path)}: not readable", file=sys.stderr)
-        return 2
-    _trust_the_terminal_size()
-    prefetch = None if os.path.isdir(p) else _prefetch(p)
-    from sessionview.ui.application import SessionViewApp
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = ".",
+        read_only: bool = False,
+        *,
+        clock: Callable[[], float] = time.time,
+        watch: bool = True,
+        poll_interval: float = 0.015,
+        prefetch: object = None,
+    ) -> None:
+        super().__init__()
+        self.prefetch = prefetch  # a Future of the TranscriptModel, opened while Textual was imported
+        self.path = os.path.abspath(os.fspath(path))
+        self.display_path = os.path.normpath(os.fspath(path))  # as given: shown in headers
+        #: the root that saves must stay inside: the directory the app was opened on (or that holds the file)
+        self.root = self.path if os.path.isdir(self.path) else os.path.dirname(self.path)
+        self.read_only = read_only
+        self.clock = clock
+        self.watch = watch
+        self.poll_interval = poll_interval
+        #: ``external_editor(text) -> text``: hands a message to $VISUAL/$EDITOR with the app suspended
+        #: (replaceable, e.g. by tests or an embedding that has another way to edit text)
+        self.external_editor: Callable[[str], str] = partial(_external_edit, self)
 
-    app = SessionViewApp(p, read_only=read_only, prefetch=prefetch)
-    result = app.run()
-    if app.return_code not in (None, 0):
-        return app.return_code or 1
-    return int(result or 0)
+    def on_mount(self) -> None:
+        self._apply_keymap()
+        if os.path.isdir(self.path):
+            from sessionview.ui.screens.browser import BrowserScreen
 
+            self.push_screen(
+                BrowserScreen(
+                    self.path,
+                    display=self.display_path,
+                    clock=self.clock,
+                    watch=self.watch,
+                    poll_interval=self.poll_interval,
+                    read_only=self.read_only,
+                )
+            )
+        else:
+            from sessionview.ui.screens.session import SessionScreen
 
-def _trust_the_terminal_size() -> None:
-    """Textual sizes itself with ``shutil.get_terminal_size``, which believes COLUMNS and LINES first. A
-    stale exported value (a shell or harness that exported them, then the terminal was resized) would
-    give the app the wrong size, so when a real terminal is attached, its own size wins."""
-    try:
-        if sys.__stdout__ is not None and os.isatty(sys.__stdout__.fileno()):
-            os.environ.pop("COLUMNS", None)
-            os.environ.pop("LINES", None)
-    except (OSError, ValueError):
-        pass
+            self.push_screen(
+                SessionScreen(
+                    self.path,
+                    display=self.display_path,
+                    standalone=True,
+                    prefetch=self.prefetch,
+                    clock=self.clock,
+                    poll_interval=self.poll_interval,
+                    read_only=self.read_only,
+                )
+            )
 
-
-def _prefetch(path: str) -> Any:
-    """Open ``path`` end first in a thread; a Future of the model (or of the error)."""
-    from concurrent.futures import Future
-    import threading
-
-    future: Future = Future()
-
-    def work() -> None:
+    def _apply_keymap(self) -> None:
+        """The user's ``[keymap]`` (binding id = keys) from the config file, if there is one."""
         try:
-            from sessionview.core.transcript import TranscriptModel
+            from sessionview.config import ConfigError, load_config
+        except ImportError:  # pragma: no cover - the config module ships with the app
+            return
+        try:
+            keymap = load_config().keymap
+        except ConfigError as exc:
+            self.notify(escape_control(str(exc), one_line=True), title="config", severity="warning", markup=False)
+            return
+        if keymap:
+            self.set_keymap(keymap)
 
-            future.set_result(TranscriptModel.open(path))
-        except BaseException as exc:  # the screen reports it
-            future.set_exception(exc)
+    def action_help(self) -> None:
+        from sessionview.ui.screens.help import HelpScreen, action_rows
 
-    threading.Thread(target=work, name="sessionview-prefetch", daemon=True).start()
-    return future
+        if isinstance(self.screen, HelpScreen):
+            return
+        self.push_screen(HelpScreen(action_rows(self.screen)))
+
+    def action_screenshot(self) -> None:
+        path = self.save_screenshot()
+        self.notify(f"saved {escape_control(path, one_line=True)}", markup=False)
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """The palette lists every action of the current screen (the same list as the help screen)."""
+        from sessionview.ui.screens.help import action_rows
+
+        yield from super().get_system_commands(screen)
+        seen: set[tuple[object, str]] = set()
+        for key, active in screen.active_bindings.items():
+            b = active.binding
+            if not b.description or b.action in ("command_palette",) or (active.node, b.action) in seen:
+                continue
+            seen.add((active.node, b.action))
+            keys = [k for w, k, d in action_rows(screen) if d == b.description]
+            help_text = f"key: {keys[0]}" if keys else ""
+            yield SystemCommand(b.description, help_text, partial(self._run_binding, active.node, b.action))
+
+    async def _run_binding(self, node, action: str) -> None:
+        await self.run_action(action, node)
+
+
+def _external_edit(app: App, text: str) -> str:
+    from sessionview.ui.external import edit_text
+
+    return edit_text(app, text)

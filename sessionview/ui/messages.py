@@ -9,7 +9,7 @@ from typing import Any
 
 from textual.message import Message
 
-from sessionview.core.document import Source
+from sessionview.core.doc.document import Source
 from sessionview.core.tail import Event
 
 

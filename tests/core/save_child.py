@@ -23,8 +23,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
-from sessionview.core import save  # noqa: E402
-from sessionview.core.document import Document  # noqa: E402
+from sessionview.core.store import save  # noqa: E402
+from sessionview.core.doc.document import Document  # noqa: E402
 from sessionview.core.errors import SaveError  # noqa: E402
 
 

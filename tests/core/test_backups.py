@@ -10,8 +10,8 @@ import stat
 
 import pytest
 
-from sessionview.core import backups, save
-from sessionview.core.document import Document, Line
+from sessionview.core.store import backups, save
+from sessionview.core.doc.document import Document, Line
 from sessionview.core.errors import Conflict, Outside
 
 WEIRD = (

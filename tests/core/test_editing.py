@@ -1,4 +1,4 @@
-"""The pure helpers behind the editing UI (``sessionview.core.editing``): previews, numbering after a
+"""The pure helpers behind the editing UI (``sessionview.core.edit.preview``): previews, numbering after a
 change, the text of a message alone, digests, whether a loaded session is still the file, and the
 summarizer's cancel hook. (Core tests kept beside the UI tests that use them.)"""
 
@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from sessionview.core import editing, edits, summary
+from sessionview.core.edit import preview as editing, plan as edits, summary
 from sessionview.core.session import JsonlSession, open_session
 from pathlib import Path
 

@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessionview.core import edits, summary, writeback
-from sessionview.core.document import BOM
+from sessionview.core.edit import plan as edits, summary, writeback
+from sessionview.core.doc.document import BOM
 from sessionview.core.session import JsonlSession
 
 FIX = os.path.join(os.path.dirname(__file__), "..", "fixtures")

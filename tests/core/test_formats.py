@@ -16,8 +16,8 @@ from sessionview.core.formats.littleghost_jsonl import LittleGhostJsonlAdapter
 from sessionview.core.formats.openai import OpenAIChatAdapter
 from sessionview.core.formats.pi import PiAdapter
 from sessionview.core.littleghost import LittleGhostStoreAdapter
-from sessionview.core.model import Kind
-from sessionview.core.pairing import pair
+from sessionview.core.doc.model import Kind
+from sessionview.core.doc.pairing import pair
 from sessionview.core.session import JsonlSession
 
 

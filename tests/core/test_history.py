@@ -1,8 +1,8 @@
 import pytest
 
-from sessionview.core import edits
+from sessionview.core.edit import plan as edits
 from sessionview.core.errors import Conflict
-from sessionview.core.history import EditHistory, locate, rebase, still_applied
+from sessionview.core.edit.history import EditHistory, locate, rebase, still_applied
 from sessionview.core.session import JsonlSession
 
 L = [b'{"role":"user","content":"m%d"}\n' % i for i in range(1, 7)]

@@ -10,7 +10,7 @@ import pytest
 
 from sessionview.core import littleghost as lg
 from sessionview.core import rubyjson
-from sessionview.core.model import Kind
+from sessionview.core.doc.model import Kind
 from sessionview.core.session import JsonlSession, open_session
 
 FIXTURE = "littleghost-filesystem-snapshot.json"

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessionview.core.parse import DEFAULT_CAP, Status, nesting_depth, parse_record
+from sessionview.core.doc.parse import DEFAULT_CAP, Status, nesting_depth, parse_record
 
 
 @pytest.mark.parametrize(
@@ -147,7 +147,7 @@ tricky_json = st.recursive(
 @settings(max_examples=400)
 @given(tricky_json, st.booleans())
 def test_byte_scans_match_a_real_parser(value, spaced):
-    from sessionview.core.parse import _raw_key_count
+    from sessionview.core.doc.parse import _raw_key_count
 
     raw = json.dumps(value, separators=(", ", " : ") if spaced else (",", ":")).encode()
     keys, depth = _reference_counts(raw)

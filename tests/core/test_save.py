@@ -18,8 +18,8 @@ import time
 
 import pytest
 
-from sessionview.core import backups, save
-from sessionview.core.document import Document, Line
+from sessionview.core.store import backups, save
+from sessionview.core.doc.document import Document, Line
 from sessionview.core.errors import (
     AnotherWriter,
     Conflict,

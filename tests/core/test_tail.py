@@ -7,7 +7,7 @@ import os
 import pytest
 
 from sessionview.core import tail
-from sessionview.core.document import Document
+from sessionview.core.doc.document import Document
 from sessionview.core.tail import (
     Appended,
     Deleted,
@@ -436,8 +436,8 @@ def test_open_tail_with_a_scan_limit(tmp_path):
 )
 @pytest.mark.parametrize("chunk", [1, 2, 3, 7, 1 << 20])
 def test_full_index_matches_the_document_index(tmp_path, data, chunk, monkeypatch):
-    import sessionview.core.document as document
-    from sessionview.core.document import Source
+    import sessionview.core.doc.document as document
+    from sessionview.core.doc.document import Source
 
     monkeypatch.setattr(document, "CHUNK", chunk)  # exercise lines across chunk boundaries
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from sessionview.core import edits, writeback
+from sessionview.core.edit import plan as edits, writeback
 from sessionview.core.errors import Conflict
 from sessionview.core.session import JsonlSession
 

@@ -12,7 +12,7 @@ aiohttp = pytest.importorskip("aiohttp")
 
 from serve_helpers import BRUTE, fake_argv  # noqa: E402
 
-from sessionview.serve_server import SessionViewServer  # noqa: E402
+from sessionview.serve.server import SessionViewServer  # noqa: E402
 
 
 @pytest.fixture

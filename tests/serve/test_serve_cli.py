@@ -13,9 +13,9 @@ import aiohttp
 import pytest
 from serve_helpers import fake_argv, none_left, wait_for
 
-import sessionview.serve_server as serve_mod
+import sessionview.serve.server as serve_mod
 from sessionview.serve import serve
-from sessionview.serve_server import SessionViewServer
+from sessionview.serve.server import SessionViewServer
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -120,8 +120,8 @@ async def test_public_prints_a_warning(sessions, capsys):
 
 
 def test_a_broken_install_is_one_clear_line(sessions, capsys, monkeypatch):
-    monkeypatch.delitem(sys.modules, "sessionview.serve_server")
-    monkeypatch.delattr("sessionview.serve_server", raising=False)
+    monkeypatch.delitem(sys.modules, "sessionview.serve.server")
+    monkeypatch.delattr("sessionview.serve.server", raising=False)
     monkeypatch.setitem(sys.modules, "textual_serve.server", None)  # as if textual-serve were not installed
     assert serve(str(sessions), port=0) == 2
     err = capsys.readouterr().err

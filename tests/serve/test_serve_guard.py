@@ -251,7 +251,7 @@ def _request(host: str, local: str, origin: str | None = None):
 
 
 def test_public_wildcard_bind_accepts_only_the_address_a_connection_reached(sessions):
-    from sessionview.serve_server import SessionViewServer
+    from sessionview.serve.server import SessionViewServer
 
     server = SessionViewServer(str(sessions), host="0.0.0.0", public=True, port=8765)  # never bound here
     server._allowed = server._compute_allowed()
@@ -265,7 +265,7 @@ def test_public_wildcard_bind_accepts_only_the_address_a_connection_reached(sess
 
 
 def test_public_specific_address(sessions):
-    from sessionview.serve_server import SessionViewServer
+    from sessionview.serve.server import SessionViewServer
 
     server = SessionViewServer(str(sessions), host="192.0.2.7", public=True, port=8765)
     server._allowed = server._compute_allowed()

@@ -12,8 +12,8 @@ import aiohttp
 import pytest
 from serve_helpers import children, fake_argv, gone, none_left, wait_for
 
-import sessionview.serve_server as serve_mod
-from sessionview.serve_server import SessionViewServer, app_argv
+import sessionview.serve.server as serve_mod
+from sessionview.serve.server import SessionViewServer, app_argv
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -6,9 +6,9 @@ import json
 import time
 from pathlib import Path
 
-from sessionview.core.model import Kind
-from sessionview.ui.app import SessionViewApp
-from sessionview.core.transcript import TranscriptModel
+from sessionview.core.doc.model import Kind
+from sessionview.ui.launch import SessionViewApp
+from sessionview.core.view.transcript import TranscriptModel
 from sessionview.ui.screens.session import SessionScreen
 from sessionview.ui.widgets.blocks import plain_lines
 from uihelpers import SIZE, all_text, fixed_clock, wait_for

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from sessionview.ui.app import SessionViewApp
+from sessionview.ui.launch import SessionViewApp
 from sessionview.ui.screens.browser import BrowserScreen
 from sessionview.ui.screens.session import SessionScreen
 from uihelpers import NOW, SIZE, all_text, fixed_clock, wait_for
@@ -142,7 +142,7 @@ async def test_fifty_thousand_files_list_quickly(tmp_path):
 
 
 def test_saves_stay_inside_the_directory_the_app_was_opened_on(tmp_path):
-    from sessionview.ui.application import SessionViewApp
+    from sessionview.ui.app import SessionViewApp
 
     (tmp_path / "sub").mkdir()
     f = tmp_path / "sub" / "s.jsonl"

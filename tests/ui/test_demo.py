@@ -11,7 +11,7 @@ import time
 from sessionview.core.catalog import describe
 from sessionview.demo import example_files
 from sessionview.demo.agent import SimulatedAgent
-from sessionview.ui.app import SessionViewApp
+from sessionview.ui.launch import SessionViewApp
 from sessionview.ui.demo import LIVE_NAME, prepare
 from sessionview.ui.screens.browser import BrowserScreen
 from sessionview.ui.screens.session import SessionScreen
@@ -89,7 +89,7 @@ async def test_app_on_the_demo_directory_with_a_live_agent(tmp_path):
 
 def test_run_reports_a_missing_path_without_starting(tmp_path):
     code = (
-        "import sys; from sessionview.ui.app import run; "
+        "import sys; from sessionview.ui.launch import run; "
         f"rc = run({str(tmp_path / 'nope')!r}); "
         "assert 'textual' not in sys.modules; sys.exit(rc)"
     )
@@ -98,5 +98,5 @@ def test_run_reports_a_missing_path_without_starting(tmp_path):
 
 
 def test_importing_the_entry_module_does_not_import_textual():
-    code = "import sys, sessionview.ui.app, sessionview.ui.demo; assert 'textual' not in sys.modules"
+    code = "import sys, sessionview.ui.launch, sessionview.ui.demo; assert 'textual' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

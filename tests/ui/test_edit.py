@@ -8,7 +8,8 @@ import os
 import stat
 from pathlib import Path
 
-from sessionview.core import backups, edits
+from sessionview.core.store import backups
+from sessionview.core.edit import plan as edits
 from sessionview.core.littleghost import LittleGhostSession
 from sessionview.core.session import open_session
 from sessionview.ui.screens.confirm import PreviewScreen

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from textual.widgets import DataTable
 
-from sessionview.core import backups
+from sessionview.core.store import backups
 from sessionview.ui.screens.confirm import ConfirmScreen, PreviewScreen
 from sessionview.ui.screens.history import HistoryScreen
 from uihelpers import SIZE, all_text, wait_for

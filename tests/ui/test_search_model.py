@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from sessionview.core.transcript import Filter, TranscriptModel
-from sessionview.core.search import filter_rows, find
+from sessionview.core.view.transcript import Filter, TranscriptModel
+from sessionview.core.view.search import filter_rows, find
 
 
 def model_of(tmp_path, values) -> TranscriptModel:
@@ -99,7 +99,7 @@ def test_quick_views_read_like_the_full_path(tmp_path):
 
 
 def test_a_big_record_is_shown_without_the_slow_checks(tmp_path, monkeypatch):
-    import sessionview.core.parse as parse
+    import sessionview.core.doc.parse as parse
 
     p = tmp_path / "big.jsonl"
     p.write_text(json.dumps({"role": "tool", "content": "{[" * 700_000, "tool_call_id": "x"}) + "\n")

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from sessionview.core import backups
-from sessionview.ui.app import SessionViewApp
+from sessionview.core.store import backups
+from sessionview.ui.launch import SessionViewApp
 from sessionview.ui.screens.confirm import ConflictScreen, PreviewScreen, RefusalScreen
 from sessionview.ui.screens.edit import EditorScreen
 from sessionview.ui.screens.help import HelpScreen

@@ -23,7 +23,7 @@ def command() -> list[str]:
     script = shutil.which("sessionview", path=os.path.dirname(sys.executable)) or shutil.which("sessionview")
     if script:
         return [script]
-    return [sys.executable, "-c", "import sys; from sessionview.ui.app import run; sys.exit(run(sys.argv[1]))"]
+    return [sys.executable, "-c", "import sys; from sessionview.ui.launch import run; sys.exit(run(sys.argv[1]))"]
 
 
 class Tmux:

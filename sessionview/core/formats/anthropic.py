@@ -16,7 +16,7 @@ from typing import Any
 
 from sessionview.core.formats.base import Adapter, warn
 from sessionview.core.formats.openai import as_str, dicts, guarded, name_of, str_only, text_of
-from sessionview.core.model import Kind, Problem, ToolCall, ToolResult, View
+from sessionview.core.doc.model import Kind, Problem, ToolCall, ToolResult, View
 
 ROLES = ("user", "assistant")
 CALL_TYPES = ("tool_use", "server_tool_use", "mcp_tool_use")

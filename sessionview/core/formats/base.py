@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sessionview.core.model import Kind, Problem, View, block_text
+from sessionview.core.doc.model import Kind, Problem, View, block_text
 
 
 class Adapter:
@@ -12,7 +12,7 @@ class Adapter:
 
     name = "unknown"
     title = "Unknown JSONL"
-    #: whether :func:`sessionview.core.edits` may write records of this format
+    #: whether :func:`sessionview.core.edit.plan` may write records of this format
     writable = False
 
     @classmethod

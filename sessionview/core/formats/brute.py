@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from sessionview.core import brute
+from sessionview.core.formats import brute_message as brute
 from sessionview.core.formats.base import Adapter, warn
-from sessionview.core.model import Kind, Problem, ToolCall, ToolResult, View, block_text
+from sessionview.core.doc.model import Kind, Problem, ToolCall, ToolResult, View, block_text
 
 
 class BruteAdapter(Adapter):

@@ -20,7 +20,7 @@ from typing import Any
 from sessionview.core.formats.anthropic import content_problems, read_blocks
 from sessionview.core.formats.base import Adapter, warn
 from sessionview.core.formats.openai import as_str, dicts, guarded, str_only, text_of
-from sessionview.core.model import Kind, Problem, View
+from sessionview.core.doc.model import Kind, Problem, View
 
 #: line types that carry no conversation message but are known bookkeeping
 META_TYPES = (

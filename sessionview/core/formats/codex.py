@@ -20,7 +20,7 @@ from typing import Any
 
 from sessionview.core.formats.base import Adapter, warn
 from sessionview.core.formats.openai import arguments_invalid, as_str, compact, dicts, guarded, name_of, parse_arguments, str_only, text_of
-from sessionview.core.model import Kind, Problem, ToolCall, ToolResult, View
+from sessionview.core.doc.model import Kind, Problem, ToolCall, ToolResult, View
 
 ENVELOPE_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from sessionview.core.formats.base import Adapter, warn
 from sessionview.core.formats.openai import as_str, compact, dicts, guarded, name_of, str_only, text_of
-from sessionview.core.model import Kind, Problem, ToolCall, ToolResult, View
+from sessionview.core.doc.model import Kind, Problem, ToolCall, ToolResult, View
 
 KEYS = ("role", "content", "metadata")
 ROLES = ("system", "developer", "user", "assistant", "tool")

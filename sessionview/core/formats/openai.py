@@ -13,7 +13,7 @@ import json
 from typing import Any, Callable
 
 from sessionview.core.formats.base import Adapter, warn
-from sessionview.core.model import Kind, Problem, ToolCall, ToolResult, View, block_text
+from sessionview.core.doc.model import Kind, Problem, ToolCall, ToolResult, View, block_text
 
 # Constants are tuples, not sets: a membership test on a hostile (unhashable) value must not raise.
 OPENAI_ROLES = ("system", "developer", "user", "assistant", "tool", "function")

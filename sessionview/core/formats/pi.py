@@ -15,7 +15,7 @@ from typing import Any
 
 from sessionview.core.formats.base import Adapter, warn
 from sessionview.core.formats.openai import as_str, compact, guarded, name_of, str_only, text_of
-from sessionview.core.model import Kind, Problem, ToolCall, ToolResult, View
+from sessionview.core.doc.model import Kind, Problem, ToolCall, ToolResult, View
 
 META_TYPES = ("session", "model_change", "thinking_level_change", "label", "session_info", "custom")
 ROLES = ("user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary")

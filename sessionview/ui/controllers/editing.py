@@ -8,10 +8,11 @@ import asyncio
 import os
 from typing import Any, Callable
 
-from sessionview.core import backups, editing, edits, summary
-from sessionview.core.edits import Change, InvalidEdit, Refused
-from sessionview.core.history import rebase
-from sessionview.core.humanize import human_size
+from sessionview.core.store import backups
+from sessionview.core.edit import preview as editing, plan as edits, summary
+from sessionview.core.edit.plan import Change, InvalidEdit, Refused
+from sessionview.core.edit.history import rebase
+from sessionview.core.view.humanize import human_size
 from sessionview.core.text import escape_control
 from sessionview.ui.controllers.host import SessionHost
 from sessionview.ui.controllers.writer import Writer, one_line

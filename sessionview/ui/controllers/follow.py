@@ -20,10 +20,10 @@ from typing import Any, Callable
 from textual.timer import Timer
 from textual.worker import get_current_worker
 
-from sessionview.core.model import View
+from sessionview.core.doc.model import View
 from sessionview.core.tail import Appended, Deleted, Follower, Pending, Replaced, Truncated, full_index
 from sessionview.core.text import escape_control
-from sessionview.core.transcript import Stats, TranscriptModel
+from sessionview.core.view.transcript import Stats, TranscriptModel
 from sessionview.ui import messages as msg
 from sessionview.ui.controllers.host import SessionHost
 from sessionview.ui.widgets.blocks import Links

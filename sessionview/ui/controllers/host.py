@@ -12,7 +12,7 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.worker import Worker
 
-from sessionview.core.transcript import TranscriptModel
+from sessionview.core.view.transcript import TranscriptModel
 from sessionview.ui.widgets.transcript import TranscriptView
 
 

@@ -11,9 +11,9 @@ from functools import partial
 
 from textual.worker import get_current_worker
 
-from sessionview.core.search import filter_rows, find
+from sessionview.core.view.search import filter_rows, find
 from sessionview.core.text import escape_control
-from sessionview.core.transcript import Filter, TranscriptModel
+from sessionview.core.view.transcript import Filter, TranscriptModel
 from sessionview.ui import messages as msg
 from sessionview.ui.controllers.follow import STATS_AUTO_LIMIT, Follow
 from sessionview.ui.controllers.host import SessionHost

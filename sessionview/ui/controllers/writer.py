@@ -2,7 +2,7 @@
 integrity refusals, the save itself, conflicts and edits an agent wrote over.
 
 Every flow calls the same core operations as the CLI: :mod:`edits` plans a change, the preview comes from
-:mod:`editing` and :func:`writeback.diff`, and :class:`~sessionview.core.history.EditHistory` writes it
+:mod:`editing` and :func:`writeback.diff`, and :class:`~sessionview.core.edit.history.EditHistory` writes it
 (a safe save with a backup) and keeps it for undo. Nothing is written before the user confirmed a preview.
 
 The history's session is the file fully loaded (with the hash the save checks), reloaded at the start of a
@@ -20,11 +20,11 @@ import asyncio
 import os
 from typing import Any, Awaitable, Callable
 
-from sessionview.core import editing, writeback
-from sessionview.core.edits import Change, InvalidEdit, Refused
+from sessionview.core.edit import preview as editing, writeback
+from sessionview.core.edit.plan import Change, InvalidEdit, Refused
 from sessionview.core.errors import Conflict, SaveError
-from sessionview.core.history import EditHistory, rebase
-from sessionview.core.save import default_root
+from sessionview.core.edit.history import EditHistory, rebase
+from sessionview.core.store.save import default_root
 from sessionview.core.text import escape_control
 from sessionview.ui.controllers.follow import Follow
 from sessionview.ui.controllers.host import SessionHost

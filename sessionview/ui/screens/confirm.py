@@ -10,7 +10,7 @@ from textual.binding import Binding
 from textual.content import Content
 from textual.widgets import ContentSwitcher, Static
 
-from sessionview.core.editing import PreviewRow
+from sessionview.core.edit.preview import PreviewRow
 from sessionview.core.text import escape_control
 from sessionview.ui.screens.modal import MODAL_CSS, SMALL_CSS, Dialog
 from sessionview.ui.widgets.preview import DiffPane, PreviewPane

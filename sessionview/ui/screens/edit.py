@@ -2,7 +2,7 @@
 
 Neither writes anything. Each checks what was typed with the same core planner the CLI uses (in a thread,
 as it looks at every record for tool-call pairing) and shows any error in place, keeping the text; only a
-valid :class:`~sessionview.core.edits.Change` leaves the modal, to be previewed and confirmed.
+valid :class:`~sessionview.core.edit.plan.Change` leaves the modal, to be previewed and confirmed.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from textual.content import Content
 from textual.widgets import LoadingIndicator, Static, TextArea
 from textual.worker import Worker, WorkerState
 
-from sessionview.core.edits import Change, InvalidEdit, Refused
+from sessionview.core.edit.plan import Change, InvalidEdit, Refused
 from sessionview.core.text import escape_control
 from sessionview.ui.screens.modal import MODAL_CSS, Dialog
 
@@ -300,7 +300,7 @@ class CompactScreen(Dialog["CompactResult | None"]):
         return self.summarize(self._started)
 
     def _stop_proc(self) -> None:
-        from sessionview.core.summary import stop
+        from sessionview.core.edit.summary import stop
 
         with self._proc_lock:
             proc = self._proc

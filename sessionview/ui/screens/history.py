@@ -10,13 +10,13 @@ from textual.binding import Binding
 from textual.content import Content
 from textual.widgets import DataTable, Static
 
-from sessionview.core.humanize import human_size
+from sessionview.core.view.humanize import human_size
 from sessionview.core.text import escape_control
 from sessionview.ui.screens.modal import MODAL_CSS, Dialog
 
 
 class HistoryScreen(Dialog[Any]):
-    """Returns the chosen :class:`~sessionview.core.backups.Backup`, or None."""
+    """Returns the chosen :class:`~sessionview.core.store.backups.Backup`, or None."""
 
     DEFAULT_CSS = "HistoryScreen {" + MODAL_CSS + """
         #history-run { height: auto; max-height: 8; margin-bottom: 1; }

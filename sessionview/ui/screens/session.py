@@ -21,9 +21,9 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from sessionview.core.edits import Change
-from sessionview.core.history import EditHistory
-from sessionview.core.transcript import Filter, TranscriptModel
+from sessionview.core.edit.plan import Change
+from sessionview.core.edit.history import EditHistory
+from sessionview.core.view.transcript import Filter, TranscriptModel
 from sessionview.ui import messages as msg
 from sessionview.ui.commands import SessionCommands
 from sessionview.ui.controllers.editing import EDIT_BINDING_IDS, Editing

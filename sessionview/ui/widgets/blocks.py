@@ -1,4 +1,4 @@
-"""Turn one record's :class:`~sessionview.core.model.View` into styled terminal lines (``Strip``s).
+"""Turn one record's :class:`~sessionview.core.doc.model.View` into styled terminal lines (``Strip``s).
 
 Everything that comes from a file is escaped with :func:`~sessionview.core.text.escape_control` and put
 into plain ``rich.text.Text`` objects: no markup is ever parsed, no control sequence reaches the terminal.
@@ -18,12 +18,12 @@ from rich.text import Text
 from textual.strip import Strip
 from textual.widget import Widget
 
-from sessionview.core.model import Kind, View
-from sessionview.core.render import pretty
+from sessionview.core.doc.model import Kind, View
+from sessionview.core.view.render import pretty
 from sessionview.core.tail import Pending
 from sessionview.core.text import approx_tokens, decode_for_display, escape_control
-from sessionview.core.humanize import human_count, human_size
-from sessionview.core.transcript import view_tokens
+from sessionview.core.view.humanize import human_count, human_size
+from sessionview.core.view.transcript import view_tokens
 
 #: the colours of the transcript's component classes, shared by every widget that paints entries
 COMPONENT_RULES = """

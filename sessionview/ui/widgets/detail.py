@@ -10,11 +10,11 @@ from typing import Any
 
 from textual.binding import Binding
 
-from sessionview.core.model import Kind, View
-from sessionview.core.render import pretty
+from sessionview.core.doc.model import Kind, View
+from sessionview.core.view.render import pretty
 from sessionview.core.text import decode_for_display, escape_control
-from sessionview.core.humanize import human_size
-from sessionview.core.transcript import TranscriptModel
+from sessionview.core.view.humanize import human_size
+from sessionview.core.view.transcript import TranscriptModel
 from sessionview.ui.widgets.text_pane import TextPane
 
 LIMIT = 1 << 20  # bytes of text shown before "a" asks for all

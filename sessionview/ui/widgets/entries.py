@@ -12,8 +12,8 @@ from rich.text import Text
 from textual.cache import LRUCache
 from textual.strip import Strip
 
-from sessionview.core.model import Kind, View
-from sessionview.core.transcript import TranscriptModel
+from sessionview.core.doc.model import Kind, View
+from sessionview.core.view.transcript import TranscriptModel
 from sessionview.ui.widgets.blocks import Entry, Links, Painter, Palette
 
 CACHE_SIZE = 512
@@ -78,7 +78,7 @@ def pending_view(m: TranscriptModel) -> View | None:
     """The pending line as a record, when all of it is known and it parses already."""
     if m.pending is None or m.pending.size > len(m.pending.preview):
         return None
-    from sessionview.core.parse import parse_record
+    from sessionview.core.doc.parse import parse_record
 
     parsed = parse_record(m.pending.preview.rstrip(b"\r"), terminated=False)
     if not parsed.ok or m.adapter is None:

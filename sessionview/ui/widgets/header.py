@@ -15,7 +15,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from sessionview.core.text import escape_control
-from sessionview.core.humanize import human_count, human_size
+from sessionview.core.view.humanize import human_count, human_size
 from sessionview.ui.widgets.transcript import TranscriptView
 
 REASONS = {

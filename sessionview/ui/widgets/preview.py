@@ -1,6 +1,6 @@
 """What a write will do, before it is done: the transcript as it will be (:class:`PreviewPane`) and the
-diff of the file (:class:`DiffPane`). Both draw what :mod:`sessionview.core.editing` and
-:func:`sessionview.core.writeback.diff` computed; text from files is escaped as everywhere else."""
+diff of the file (:class:`DiffPane`). Both draw what :mod:`sessionview.core.edit.preview` and
+:func:`sessionview.core.edit.writeback.diff` computed; text from files is escaped as everywhere else."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from sessionview.core.editing import PreviewRow
+from sessionview.core.edit.preview import PreviewRow
 from sessionview.core.text import escape_control
 from sessionview.ui.widgets.blocks import COMPONENT_RULES, COMPONENTS, Entry, Painter, Palette, read_palette
 from sessionview.ui.widgets.text_pane import PANE_COMPONENTS, TextPane

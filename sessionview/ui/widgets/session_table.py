@@ -17,7 +17,7 @@ from textual.strip import Strip
 
 from sessionview.core.catalog import LIVE_WINDOW, Entry
 from sessionview.core.text import escape_control
-from sessionview.core.humanize import human_age, human_count, human_size
+from sessionview.core.view.humanize import human_age, human_count, human_size
 
 BADGE_W, FORMAT_W, COUNT_W, SIZE_W, AGE_W = 8, 26, 9, 10, 10
 

@@ -24,8 +24,8 @@ from textual.geometry import Size
 from textual.strip import Strip
 from textual.widget import Widget
 
-from sessionview.core.model import View
-from sessionview.core.transcript import TranscriptModel
+from sessionview.core.doc.model import View
+from sessionview.core.view.transcript import TranscriptModel
 from sessionview.ui import messages as msg
 from sessionview.ui.widgets.blocks import COMPONENT_RULES, COMPONENTS, Links, Painter, Palette, read_palette
 from sessionview.ui.widgets import anchors

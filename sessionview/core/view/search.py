@@ -1,6 +1,6 @@
 """Find and filter over every record of a session, for worker threads (no Textual here).
 
-Search is case-insensitive over what the transcript shows (:func:`~sessionview.core.transcript.searchable_text`).
+Search is case-insensitive over what the transcript shows (:func:`~sessionview.core.view.transcript.searchable_text`).
 For JSONL files big runs of raw bytes are checked first: a run that cannot contain the term is skipped
 without parsing, so the first hit in a big file comes fast.
 """
@@ -11,7 +11,7 @@ from array import array
 from typing import Callable
 
 from sessionview.core.session import JsonlSession
-from sessionview.core.transcript import Filter, Scanner, searchable_text
+from sessionview.core.view.transcript import Filter, Scanner, searchable_text
 
 Progress = Callable[[float], None]
 _JSON_ESCAPED = set('"\\/')

@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from sessionview.core.model import Kind, View
+from sessionview.core.doc.model import Kind, View
 from sessionview.core.text import escape_control
 
 DEFAULT_TIMEOUT = 120.0

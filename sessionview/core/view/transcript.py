@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from sessionview.core import catalog
-from sessionview.core.document import Document, Record, Source
+from sessionview.core.doc.document import Document, Record, Source
 from sessionview.core.formats.base import Adapter
-from sessionview.core.model import Kind, View
+from sessionview.core.doc.model import Kind, View
 import orjson
 
-from sessionview.core.parse import DEFAULT_CAP
+from sessionview.core.doc.parse import DEFAULT_CAP
 from sessionview.core.session import JsonlSession, Session
 from sessionview.core.tail import Appended, Pending, ScanLimit, TailOpen, grow, open_tail
 from sessionview.core.text import approx_tokens

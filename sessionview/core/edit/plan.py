@@ -2,7 +2,7 @@
 
 Each ``plan_*`` function takes a session and returns a :class:`Change`: the records it replaces, the new
 lines, and the inverse. Untouched records keep their bytes (the document is a piece table over the
-loaded source). Nothing here writes a file: :mod:`sessionview.core.save` does that.
+loaded source). Nothing here writes a file: :mod:`sessionview.core.store.save` does that.
 
 ``N`` is always what ``show`` prints as ``#N``: the 1-based line number for JSONL, the 1-based message
 index for a LittleGhost document.
@@ -13,11 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
-from sessionview.core import brute, rubyjson
-from sessionview.core.document import Document, Line
-from sessionview.core.model import Kind, View
-from sessionview.core.pairing import Pairing
-from sessionview.core.parse import Status
+from sessionview.core import rubyjson
+from sessionview.core.formats import brute_message as brute
+from sessionview.core.doc.document import Document, Line
+from sessionview.core.doc.model import Kind, View
+from sessionview.core.doc.pairing import Pairing
+from sessionview.core.doc.parse import Status
 
 COMPACT_PREFIX = "[compacted:summary] "
 #: formats whose lines we can write. Claude Code, Codex and pi link lines through uuids/parents, so
@@ -343,7 +344,7 @@ def plan_compact(session: Any, first: int, last: int, summary: str, *, force: bo
 
 
 def _views_of_lines(session: Any, lines: Iterable[Line], first: int) -> list[View]:
-    from sessionview.core.parse import parse_record
+    from sessionview.core.doc.parse import parse_record
 
     out = []
     for i, line in enumerate(lines):

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from sessionview.core import writeback
-from sessionview.core.edits import Change, Refused
-from sessionview.core.save import default_root
+from sessionview.core.edit import writeback
+from sessionview.core.edit.plan import Change, Refused
+from sessionview.core.store.save import default_root
 from sessionview.core.session import Session, open_session
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable, Iterator
 
-from sessionview.core import save as _save
+from sessionview.core.store import save as _save
 from sessionview.core.errors import Conflict, SaveError
 
 __all__ = [

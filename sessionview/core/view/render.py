@@ -13,8 +13,8 @@ from typing import Any
 
 import orjson
 
-from sessionview.core.model import Kind, View
-from sessionview.core.pairing import Pairing
+from sessionview.core.doc.model import Kind, View
+from sessionview.core.doc.pairing import Pairing
 from sessionview.core.text import approx_tokens, decode_for_display, escape_control
 
 INDENT = "    "

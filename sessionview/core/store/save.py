@@ -15,7 +15,7 @@ Before replacing, the file on disk is compared with the :class:`LoadStamp` taken
 Lines appended while the save itself runs are not lost: right before the rename the bytes appended so far
 are copied into the temporary file; after the rename the old inode is read again (once no process has it
 open for writing any more) and whatever arrived is appended to the new file, in order. A byte-exact backup
-of the file goes to the state directory before every replacement (:mod:`sessionview.core.backups`).
+of the file goes to the state directory before every replacement (:mod:`sessionview.core.store.backups`).
 
 Everything here is stdlib only and Linux-first (``/proc`` for writer detection, file leases to see when
 the replaced inode has no writer left); elsewhere those checks degrade to no-ops.
@@ -37,7 +37,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
-from sessionview.core.document import Document, SourceChanged
+from sessionview.core.doc.document import Document, SourceChanged
 from sessionview.core.errors import (
     AnotherWriter,
     Conflict,
@@ -50,7 +50,7 @@ from sessionview.core.errors import (
 )
 
 if TYPE_CHECKING:
-    from sessionview.core.backups import Backup
+    from sessionview.core.store.backups import Backup
 
 __all__ = [
     "LoadStamp",
@@ -811,7 +811,7 @@ class _Save:
         st_pre = os.fstat(self.old_fd)
         made = None
         if self.backup:
-            from sessionview.core import backups
+            from sessionview.core.store import backups
 
             try:
                 made = backups.write_backup(
@@ -1040,7 +1040,7 @@ class _Save:
         """Last resort: keep late bytes that cannot be merged in the backups directory, never drop them."""
         where = ""
         try:
-            from sessionview.core import backups
+            from sessionview.core.store import backups
 
             where = backups.write_unmerged(self.real, data, state_dir=self.state_dir)
         except OSError:

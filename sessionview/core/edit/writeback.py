@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from sessionview.core.document import Document
-from sessionview.core.edits import Change
+from sessionview.core.doc.document import Document
+from sessionview.core.edit.plan import Change
 from sessionview.core.errors import Conflict
 from sessionview.core.text import decode_for_display
 
@@ -50,7 +50,7 @@ def render_jsonl(old: Document, new: Document, change: Change, path: str):
 
 
 def commit_jsonl(session: Any, change: Change, *, root: str, force: bool = False) -> Outcome:
-    from sessionview.core import save as _save
+    from sessionview.core.store import save as _save
 
     old = session.doc
     new = change.apply(old)
@@ -84,7 +84,7 @@ def diff(session: Any, change: Change, path: str) -> str:
 
 def commit_bytes(session: Any, data: bytes, description: str, *, root: str, force: bool = False, lock_path: str | None = None) -> Outcome:
     """Whole-file formats (a LittleGhost document): any change on disk since load is a conflict."""
-    from sessionview.core import save as _save
+    from sessionview.core.store import save as _save
 
     stamp = session.stamp
 

@@ -11,9 +11,10 @@ import os
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from sessionview.core import edits, rubyjson, summary
-from sessionview.core.edits import Change
-from sessionview.core.model import Kind, View
+from sessionview.core import rubyjson
+from sessionview.core.edit import plan as edits, summary
+from sessionview.core.edit.plan import Change
+from sessionview.core.doc.model import Kind, View
 from sessionview.core.session import JsonlSession, Session
 
 CONTEXT = 2  # records of context shown before and after a change

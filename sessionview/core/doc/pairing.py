@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from sessionview.core.model import Problem, View
+from sessionview.core.doc.model import Problem, View
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 textual-serve runs a Textual app behind a websocket, but it has no authentication and accepts a
 websocket from any page (any ``Origin``) under any name (any ``Host``): any web site the user opens could
-start the app and drive an editor of an agent's memory. ``sessionview.serve_server`` wraps textual-serve's
+start the app and drive an editor of an agent's memory. ``sessionview.serve.server`` wraps textual-serve's
 ``Server`` and ``AppService`` and puts this in front of everything that spawns or talks to an app process:
 
 * **loopback by default**: ``127.0.0.1``; another address needs ``--public`` and prints a warning
@@ -46,7 +46,7 @@ def serve(
 ) -> int:
     """Serve the app on PATH (a directory of sessions or one file) until Ctrl+C. Returns the exit status."""
     try:
-        from sessionview import serve_server
+        from sessionview.serve import server as serve_server
     except ImportError as exc:
         missing = (getattr(exc, "name", None) or "").split(".")[0]
         if missing not in REQUIRED:

@@ -1,0 +1,1 @@
+"""Documents and parsing: records of raw bytes, their classification, views and tool pairing."""

@@ -1,0 +1,1 @@
+"""Storage: load stamps, file I/O, other writers, atomic saves and backups."""
