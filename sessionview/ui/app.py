@@ -115,12 +115,12 @@ class SessionViewApp(App[int]):
         from sessionview.ui.screens.help import action_rows
 
         yield from super().get_system_commands(screen)
-        seen: set[str] = set()
+        seen: set[tuple[object, str]] = set()
         for key, active in screen.active_bindings.items():
             b = active.binding
             if not b.description or b.action in ("command_palette",) or (active.node, b.action) in seen:
                 continue
-            seen.add((active.node, b.action))  # type: ignore[arg-type]
+            seen.add((active.node, b.action))
             keys = [k for w, k, d in action_rows(screen) if d == b.description]
             help_text = f"key: {keys[0]}" if keys else ""
             yield SystemCommand(b.description, help_text, partial(self._run_binding, active.node, b.action))

@@ -80,6 +80,37 @@ class FilterDone(Message):
 
 
 @dataclass
+class CursorMoved(Message):
+    """The transcript's selected record changed (``number`` is a record number of the model, or None)."""
+
+    view: Any  # TranscriptView
+    number: int | None
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, CursorMoved)
+
+    @property
+    def control(self) -> Any:
+        return self.view
+
+
+@dataclass
+class FollowChanged(Message):
+    """The transcript started or stopped following the end (``new_count``: records that came in since)."""
+
+    view: Any  # TranscriptView
+    follow: bool
+    new_count: int
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, FollowChanged)
+
+    @property
+    def control(self) -> Any:
+        return self.view
+
+
+@dataclass
 class CatalogScanned(Message):
     catalog: Any  # Catalog, from the scanning thread
 

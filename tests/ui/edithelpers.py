@@ -1,5 +1,6 @@
 """Helpers for the editing tests: open a session, drive a flow to a given modal, wait for a save, record
-notifications. Every wait is bounded (``uihelpers.wait_for``); nothing sleeps a fixed time."""
+notifications. Every wait is bounded (``uihelpers.wait_for``, ``uihelpers.after_workers``); nothing sleeps a
+fixed time."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 from sessionview.ui.launch import SessionViewApp
 from sessionview.ui.screens.session import SessionScreen
-from uihelpers import SIZE, all_text, fixed_clock, wait_for  # noqa: F401  (re-exported)
+from uihelpers import FINITE_WORKERS, SIZE, after_workers, all_text, fixed_clock, wait_for  # noqa: F401  (re-exported)
 
 
 def line(role: str, content: str, **extra: Any) -> bytes:
@@ -40,9 +41,9 @@ def notes(app: SessionViewApp) -> str:
 
 async def opened(pilot) -> SessionScreen:
     app = pilot.app
-    await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.model is not None, what="open")
+    await after_workers(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.model is not None, what="open")
     screen = app.screen
-    await wait_for(pilot, lambda: screen.model.indexed and screen.model.stats is not None, what="index and stats")
+    await after_workers(pilot, lambda: screen.model.indexed and screen.model.stats is not None, what="index and stats")
     await pilot.pause()
     return screen
 
@@ -62,10 +63,11 @@ async def modal(pilot, cls: type, what: str = "") -> Any:
 async def settled(pilot, screen: SessionScreen) -> None:
     """Until no edit flow runs, the session screen is on top and the file is open and indexed again."""
     app = pilot.app
-    await wait_for(
+    await after_workers(
         pilot,
         lambda: not screen.busy and app.screen is screen and screen.model is not None and screen.model.indexed,
         what="the flow to end and the file to be open",
+        groups=FINITE_WORKERS + ("edit",),  # the flow has left its last dialog: its worker ends
     )
     await pilot.pause()
 

@@ -14,7 +14,7 @@ import pytest
 from sessionview.ui.launch import SessionViewApp
 from sessionview.ui.screens.browser import BrowserScreen
 from sessionview.ui.screens.session import SessionScreen
-from uihelpers import FIXTURES, NOW, SIZE, fixed_clock, wait_for
+from uihelpers import FIXTURES, NOW, SIZE, after_workers, fixed_clock, wait_for
 
 DEMO = Path(__file__).resolve().parents[2] / "sessionview" / "demo"
 
@@ -34,8 +34,8 @@ def workdir(tmp_path: Path, monkeypatch) -> Path:
 
 async def _session_ready(pilot) -> None:
     app = pilot.app
-    await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.model is not None)
-    await wait_for(pilot, lambda: app.screen.model.indexed and app.screen.model.stats is not None)
+    await after_workers(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.model is not None, what="open")
+    await after_workers(pilot, lambda: app.screen.model.indexed and app.screen.model.stats is not None, what="index and stats")
     await pilot.pause()
 
 

@@ -1,7 +1,9 @@
-"""Helpers for the UI tests (imported as ``uihelpers``): fixture copies with fixed mtimes, a fixed clock, and bounded waits."""
+"""Helpers for the UI tests (imported as ``uihelpers``): fixture copies with fixed mtimes, a fixed clock, and bounded waits:
+on the app's workers where the thing waited for is their work (:func:`after_workers`), else on a condition."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import time
@@ -60,6 +62,29 @@ async def wait_for(pilot, predicate: Callable[[], object], timeout: float = 10.0
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what or predicate}")
         await pilot.pause(0.01)
+
+
+#: the session screen's workers that end (the follower runs until the file is closed; edit flows wait on the user)
+FINITE_WORKERS = ("open", "index", "stats", "search", "filter", "overwritten")
+
+
+async def after_workers(
+    pilot, predicate: Callable[[], object], timeout: float = 10.0, what: str = "", groups: tuple[str, ...] = FINITE_WORKERS
+) -> None:
+    """Until ``predicate()`` holds, waiting for the app's running workers of ``groups`` to complete and
+    their messages to be handled, which may start the next ones (open, then index, then stats). Bounded."""
+    app = pilot.app
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError(f"timed out waiting for {what or predicate}")
+        busy = [w for w in app.workers if w.group in groups and w.is_running]
+        if busy:
+            await asyncio.wait_for(app.workers.wait_for_complete(busy), left)
+            await pilot.pause()  # the messages they posted
+        else:
+            await pilot.pause(0.01)  # nothing running yet: a worker is about to start (after a refresh)
 
 
 def all_text(app) -> str:

@@ -7,44 +7,22 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
-from textual.widgets import ContentSwitcher, Footer, Static
+from textual.widgets import ContentSwitcher, Static
 
 from sessionview.core.edit.preview import PreviewRow
 from sessionview.core.text import escape_control
-from sessionview.ui.screens.edit import MODAL_CSS
+from sessionview.ui.screens.modal import MODAL_CSS, SMALL_CSS, Dialog
 from sessionview.ui.widgets.preview import DiffPane, PreviewPane
 
-SMALL_CSS = """
-    align: center middle;
-    background: $background 60%;
-    .modal-box {
-        width: 84;
-        max-width: 96%;
-        height: auto;
-        max-height: 90%;
-        border: round $warning;
-        background: $surface;
-        padding: 0 1;
-    }
-    .modal-title { text-style: bold; color: $text-warning; height: auto; margin-bottom: 1; }
-    .modal-body { height: auto; }
-    .modal-ids { color: $text-accent; height: auto; margin-top: 1; }
-    .modal-keys { color: $text-muted; height: auto; margin-top: 1; }
-    Footer { dock: bottom; }
-"""
-
-
-class ConfirmScreen(ModalScreen[bool]):
+class ConfirmScreen(Dialog[bool]):
     """A yes/no question."""
 
     DEFAULT_CSS = "ConfirmScreen {" + SMALL_CSS + "}"
 
     BINDINGS = [
-        Binding("y,enter", "answer(True)", "Yes", id="confirm.yes"),
-        Binding("n,escape", "answer(False)", "No", id="confirm.no"),
+        Binding("y,enter", "reply(True)", "Yes", id="confirm.yes"),
+        Binding("n,escape", "reply(False)", "No", id="confirm.no"),
     ]
 
     def __init__(self, title: str, message: str, keys: str = "y or enter: yes · n or esc: no") -> None:
@@ -53,18 +31,13 @@ class ConfirmScreen(ModalScreen[bool]):
         self.message = message
         self.keys = keys
 
-    def compose(self) -> ComposeResult:
-        with Vertical(classes="modal-box"):
-            yield Static(Content(self.title_text), classes="modal-title")
-            yield Static(Content(self.message), classes="modal-body", id="confirm-message")
-            yield Static(Content(self.keys), classes="modal-keys")
-        yield Footer()
-
-    def action_answer(self, yes: bool) -> None:
-        self.dismiss(yes)
+    def compose_box(self) -> ComposeResult:
+        yield Static(Content(self.title_text), classes="modal-title")
+        yield Static(Content(self.message), classes="modal-body", id="confirm-message")
+        yield Static(Content(self.keys), classes="modal-keys")
 
 
-class PreviewScreen(ModalScreen[bool]):
+class PreviewScreen(Dialog[bool]):
     """The transcript as the change leaves it, and the diff of the file (``d`` switches)."""
 
     DEFAULT_CSS = "PreviewScreen {" + MODAL_CSS + """
@@ -74,8 +47,8 @@ class PreviewScreen(ModalScreen[bool]):
     }"""
 
     BINDINGS = [
-        Binding("y,enter", "answer(True)", "Write it", id="preview.confirm"),
-        Binding("n,escape", "answer(False)", "Cancel", id="preview.cancel"),
+        Binding("y,enter", "reply(True)", "Write it", id="preview.confirm"),
+        Binding("n,escape", "reply(False)", "Cancel", id="preview.cancel"),
         Binding("d", "toggle_diff", "Transcript ⇄ diff", id="preview.diff"),
     ]
 
@@ -99,17 +72,15 @@ class PreviewScreen(ModalScreen[bool]):
         self.cancel_label = cancel_label
         self.initial = "preview-diff" if show_diff else "preview-rows"
 
-    def compose(self) -> ComposeResult:
-        with Vertical(classes="modal-box"):
-            yield Static(Content(self.title_text), classes="modal-title", id="preview-title")
-            yield Static(Content(self.summary), classes="modal-hint", id="preview-summary")
-            if self.warning:
-                yield Static(Content("⚠ " + self.warning), classes="modal-warning", id="preview-warning")
-            with ContentSwitcher(initial=self.initial):
-                yield PreviewPane(self.rows, id="preview-rows")
-                yield DiffPane(id="preview-diff")
-            yield Static(id="preview-keys", classes="modal-hint")
-        yield Footer()
+    def compose_box(self) -> ComposeResult:
+        yield Static(Content(self.title_text), classes="modal-title", id="preview-title")
+        yield Static(Content(self.summary), classes="modal-hint", id="preview-summary")
+        if self.warning:
+            yield Static(Content("⚠ " + self.warning), classes="modal-warning", id="preview-warning")
+        with ContentSwitcher(initial=self.initial):
+            yield PreviewPane(self.rows, id="preview-rows")
+            yield DiffPane(id="preview-diff")
+        yield Static(id="preview-keys", classes="modal-hint")
 
     def on_mount(self) -> None:
         self.query_one(DiffPane).set_diff(self.diff)
@@ -133,18 +104,15 @@ class PreviewScreen(ModalScreen[bool]):
         self.query_one(f"#{switcher.current}").focus()
         self._show_keys()
 
-    def action_answer(self, yes: bool) -> None:
-        self.dismiss(yes)
 
-
-class RefusalScreen(ModalScreen["str | None"]):
+class RefusalScreen(Dialog["str | None"]):
     """An integrity refusal: what it would break (the ids), and ``w`` to widen to the nearest valid range."""
 
     DEFAULT_CSS = "RefusalScreen {" + SMALL_CSS + "}"
 
     BINDINGS = [
-        Binding("w", "widen", "Widen the range", id="refusal.widen"),
-        Binding("n,escape", "cancel", "Cancel", id="refusal.cancel"),
+        Binding("w", "reply('widen')", "Widen the range", id="refusal.widen"),
+        Binding("n,escape", "reply(None)", "Cancel", id="refusal.cancel"),
     ]
 
     def __init__(self, message: str, ids: tuple[str, ...], widen_label: str | None) -> None:
@@ -153,30 +121,23 @@ class RefusalScreen(ModalScreen["str | None"]):
         self.ids = ids
         self.widen_label = widen_label
 
-    def compose(self) -> ComposeResult:
-        with Vertical(classes="modal-box"):
-            yield Static(Content("refused: this would break tool-call pairing"), classes="modal-title")
-            yield Static(Content(escape_control(self.message)), classes="modal-body", id="refusal-message")
-            if self.ids:
-                ids = ", ".join(escape_control(i, one_line=True) for i in self.ids)
-                yield Static(Content(f"tool call ids: {ids}"), classes="modal-ids", id="refusal-ids")
-            keys = f"w: {self.widen_label} and plan again · " if self.widen_label else "no valid range found nearby · "
-            yield Static(Content(keys + "n or esc: cancel (nothing is written)"), classes="modal-keys")
-        yield Footer()
+    def compose_box(self) -> ComposeResult:
+        yield Static(Content("refused: this would break tool-call pairing"), classes="modal-title")
+        yield Static(Content(escape_control(self.message)), classes="modal-body", id="refusal-message")
+        if self.ids:
+            ids = ", ".join(escape_control(i, one_line=True) for i in self.ids)
+            yield Static(Content(f"tool call ids: {ids}"), classes="modal-ids", id="refusal-ids")
+        keys = f"w: {self.widen_label} and plan again · " if self.widen_label else "no valid range found nearby · "
+        yield Static(Content(keys + "n or esc: cancel (nothing is written)"), classes="modal-keys")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "widen" and not self.widen_label:
+        if action == "reply" and parameters == ("widen",) and not self.widen_label:
             return False
         return True
 
-    def action_widen(self) -> None:
-        self.dismiss("widen")
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
 
 
-class ConflictScreen(ModalScreen["str | None"]):
+class ConflictScreen(Dialog["str | None"]):
     """The file changed on disk in a way a save cannot merge: the edit is kept, not written."""
 
     DEFAULT_CSS = "ConflictScreen {" + MODAL_CSS + """
@@ -187,9 +148,9 @@ class ConflictScreen(ModalScreen["str | None"]):
     }"""
 
     BINDINGS = [
-        Binding("r", "reapply", "Reload & apply again", id="conflict.reapply"),
+        Binding("r", "reply('reapply')", "Reload & apply again", id="conflict.reapply"),
         Binding("d", "toggle_diff", "Show the diff", id="conflict.diff"),
-        Binding("n,escape", "keep", "Keep it for later", id="conflict.keep"),
+        Binding("n,escape", "reply(None)", "Keep it for later", id="conflict.keep"),
     ]
 
     def __init__(self, message: str, description: str, diff: str) -> None:
@@ -198,17 +159,15 @@ class ConflictScreen(ModalScreen["str | None"]):
         self.description = description
         self.diff = diff
 
-    def compose(self) -> ComposeResult:
-        with Vertical(classes="modal-box"):
-            yield Static(Content(f"conflict: {self.description} was not written"), classes="modal-title")
-            body = (
-                f"{escape_control(self.message)}\n\nThe file changed on disk since it was loaded (an agent rewrote it?). "
-                "Your edit is kept. r reloads the file and applies it again, with a new preview; d shows the diff "
-                "of the edit; esc keeps it for later (a applies it again from the transcript)."
-            )
-            yield Static(Content(body), id="conflict-message")
-            yield DiffPane(id="conflict-diff")
-        yield Footer()
+    def compose_box(self) -> ComposeResult:
+        yield Static(Content(f"conflict: {self.description} was not written"), classes="modal-title")
+        body = (
+            f"{escape_control(self.message)}\n\nThe file changed on disk since it was loaded (an agent rewrote it?). "
+            "Your edit is kept. r reloads the file and applies it again, with a new preview; d shows the diff "
+            "of the edit; esc keeps it for later (a applies it again from the transcript)."
+        )
+        yield Static(Content(body), id="conflict-message")
+        yield DiffPane(id="conflict-diff")
 
     def on_mount(self) -> None:
         self.query_one(DiffPane).set_diff(self.diff)
@@ -223,8 +182,3 @@ class ConflictScreen(ModalScreen["str | None"]):
         if pane.has_class("-shown"):
             pane.focus()
 
-    def action_reapply(self) -> None:
-        self.dismiss("reapply")
-
-    def action_keep(self) -> None:
-        self.dismiss(None)

@@ -15,35 +15,14 @@ from typing import Any, Callable
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
 from textual.content import Content
-from textual.screen import ModalScreen
-from textual.widgets import Footer, LoadingIndicator, Static, TextArea
+from textual.widgets import LoadingIndicator, Static, TextArea
 from textual.worker import Worker, WorkerState
 
 from sessionview.core.edit.plan import Change, InvalidEdit, Refused
 from sessionview.core.text import escape_control
-
-MODAL_CSS = """
-    align: center middle;
-    background: $background 60%;
-    .modal-box {
-        width: 96%;
-        height: 92%;
-        border: round $accent;
-        background: $surface;
-        padding: 0 1;
-    }
-    .modal-title { text-style: bold; color: $text-accent; height: auto; }
-    .modal-hint { color: $text-muted; height: auto; }
-    .modal-error { color: $text-error; height: auto; max-height: 6; display: none; }
-    .modal-error.-shown { display: block; }
-    .modal-status { color: $text-muted; height: auto; }
-    TextArea { height: 1fr; border: tall $primary 30%; }
-    TextArea:focus { border: tall $accent; }
-    Footer { dock: bottom; }
-"""
-
+from sessionview.ui.screens.modal import MODAL_CSS, Dialog
 
 def json_text_area(text: str, *, id: str, json: bool = True) -> TextArea:
     """A TextArea, highlighting JSON when tree-sitter and its JSON grammar are installed (plain otherwise)."""
@@ -76,7 +55,7 @@ class EditorResult:
     change: Change
 
 
-class EditorScreen(ModalScreen["EditorResult | None"]):
+class EditorScreen(Dialog["EditorResult | None"]):
     """Edit one message. ``plan(mode, text)`` returns the change or raises InvalidEdit / Refused."""
 
     DEFAULT_CSS = "EditorScreen {" + MODAL_CSS + "}"
@@ -84,7 +63,7 @@ class EditorScreen(ModalScreen["EditorResult | None"]):
     BINDINGS = [
         Binding("ctrl+s", "check", "Check & preview", id="editor.save"),
         Binding("ctrl+t", "toggle_mode", "JSON ⇄ text only", id="editor.mode"),
-        Binding("escape", "cancel", "Cancel", id="editor.cancel"),
+        Binding("escape", "reply(None)", "Cancel", id="editor.cancel"),
     ]
 
     def __init__(
@@ -105,13 +84,11 @@ class EditorScreen(ModalScreen["EditorResult | None"]):
         self.error = error
         self.checking = False
 
-    def compose(self) -> ComposeResult:
-        with Vertical(classes="modal-box"):
-            yield Static(id="editor-title", classes="modal-title")
-            yield Static(id="editor-hint", classes="modal-hint")
-            yield json_text_area(self.buffers[self.mode] or "", id="editor-text", json=self.mode == "json")
-            yield Static(id="editor-error", classes="modal-error")
-        yield Footer()
+    def compose_box(self) -> ComposeResult:
+        yield Static(id="editor-title", classes="modal-title")
+        yield Static(id="editor-hint", classes="modal-hint")
+        yield json_text_area(self.buffers[self.mode] or "", id="editor-text", json=self.mode == "json")
+        yield Static(id="editor-error", classes="modal-error")
 
     def on_mount(self) -> None:
         self._show_mode()
@@ -174,8 +151,6 @@ class EditorScreen(ModalScreen["EditorResult | None"]):
         self.buffers[mode] = text
         self.dismiss(EditorResult(mode, self.buffers["json"] or "", self.buffers["content"], change))
 
-    def action_cancel(self) -> None:
-        self.dismiss(None)
 
 
 @dataclass
@@ -184,7 +159,7 @@ class CompactResult:
     change: Change
 
 
-class CompactScreen(ModalScreen["CompactResult | None"]):
+class CompactScreen(Dialog["CompactResult | None"]):
     """Write or make the summary that replaces records ``first..last``.
 
     ``digest()`` gives the built-in digest; ``summarize(on_start)`` runs the configured summarizer command
@@ -231,17 +206,15 @@ class CompactScreen(ModalScreen["CompactResult | None"]):
         self._proc_lock = threading.Lock()
         self._cancelled = False
 
-    def compose(self) -> ComposeResult:
-        with Vertical(classes="modal-box"):
-            yield Static(Content(self.title_text), id="compact-title", classes="modal-title")
-            yield Static(id="compact-hint", classes="modal-hint")
-            yield json_text_area(self.initial, id="compact-text", json=False)
-            with Horizontal(id="compact-busy"):
-                yield LoadingIndicator()
-                yield Static(id="compact-busy-label")
-            yield Static(id="compact-status", classes="modal-status")
-            yield Static(id="compact-error", classes="modal-error")
-        yield Footer()
+    def compose_box(self) -> ComposeResult:
+        yield Static(Content(self.title_text), id="compact-title", classes="modal-title")
+        yield Static(id="compact-hint", classes="modal-hint")
+        yield json_text_area(self.initial, id="compact-text", json=False)
+        with Horizontal(id="compact-busy"):
+            yield LoadingIndicator()
+            yield Static(id="compact-busy-label")
+        yield Static(id="compact-status", classes="modal-status")
+        yield Static(id="compact-error", classes="modal-error")
 
     def on_mount(self) -> None:
         summ = (

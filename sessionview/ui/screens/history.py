@@ -7,17 +7,15 @@ from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from sessionview.core.view.humanize import human_size
 from sessionview.core.text import escape_control
-from sessionview.ui.screens.edit import MODAL_CSS
+from sessionview.ui.screens.modal import MODAL_CSS, Dialog
 
 
-class HistoryScreen(ModalScreen[Any]):
+class HistoryScreen(Dialog[Any]):
     """Returns the chosen :class:`~sessionview.core.store.backups.Backup`, or None."""
 
     DEFAULT_CSS = "HistoryScreen {" + MODAL_CSS + """
@@ -27,7 +25,7 @@ class HistoryScreen(ModalScreen[Any]):
 
     BINDINGS = [
         Binding("r,enter", "restore", "Restore…", id="history.restore"),
-        Binding("escape,q", "close", "Close", id="history.close"),
+        Binding("escape,q", "reply(None)", "Close", id="history.close"),
     ]
 
     def __init__(self, path: str, backups: list[Any], run: list[str], *, current_size: int | None, read_only: bool) -> None:
@@ -38,17 +36,15 @@ class HistoryScreen(ModalScreen[Any]):
         self.current_size = current_size
         self.read_only = read_only
 
-    def compose(self) -> ComposeResult:
-        with Vertical(classes="modal-box"):
-            yield Static(Content(f"history · {escape_control(self.path, one_line=True)}"), classes="modal-title")
-            run = "\n".join(self.run) if self.run else "no edit in this run"
-            yield Static(Content("this run (u undoes, ctrl+r redoes):\n" + run), id="history-run", classes="modal-hint")
-            yield DataTable(id="history-table", cursor_type="row", zebra_stripes=True)
-            hint = "backups, newest first: each save keeps one of the file as it was before."
-            if not self.read_only:
-                hint += " r or enter restores the selected one (after a confirmation; the file as it is now is backed up too)."
-            yield Static(Content(hint), classes="modal-hint", id="history-hint")
-        yield Footer()
+    def compose_box(self) -> ComposeResult:
+        yield Static(Content(f"history · {escape_control(self.path, one_line=True)}"), classes="modal-title")
+        run = "\n".join(self.run) if self.run else "no edit in this run"
+        yield Static(Content("this run (u undoes, ctrl+r redoes):\n" + run), id="history-run", classes="modal-hint")
+        yield DataTable(id="history-table", cursor_type="row", zebra_stripes=True)
+        hint = "backups, newest first: each save keeps one of the file as it was before."
+        if not self.read_only:
+            hint += " r or enter restores the selected one (after a confirmation; the file as it is now is backed up too)."
+        yield Static(Content(hint), classes="modal-hint", id="history-hint")
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
@@ -80,9 +76,6 @@ class HistoryScreen(ModalScreen[Any]):
         if self.read_only or not self.backups:
             return
         self.dismiss(self.selected)
-
-    def action_close(self) -> None:
-        self.dismiss(None)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

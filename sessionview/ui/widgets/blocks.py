@@ -16,6 +16,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.strip import Strip
+from textual.widget import Widget
 
 from sessionview.core.doc.model import Kind, View
 from sessionview.core.view.render import pretty
@@ -102,6 +103,23 @@ class Palette:
 
     def role(self, role: str | None) -> Style:
         return self["transcript--" + ROLE_CLASS.get(role or "", "role")]
+
+
+def read_palette(widget: Widget, names: Iterable[str]) -> Palette:
+    """The styles of ``widget``'s component classes ``names``: colours in full (as the widget's
+    background resolves them), background and text style only where the class sets them."""
+    styles: dict[str, Style] = {}
+    for name in names:
+        full = widget.get_component_rich_style(name)
+        part = widget.get_component_rich_style(name, partial=True)
+        styles[name] = Style(
+            color=full.color,
+            bgcolor=full.bgcolor if part.bgcolor is not None else None,
+            bold=part.bold,
+            italic=part.italic,
+            underline=part.underline,
+        )
+    return Palette(Style(), styles)
 
 
 @dataclass(frozen=True)

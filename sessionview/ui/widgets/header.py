@@ -1,15 +1,22 @@
 """What the session screen says about itself: the header (path, format, counts, tokens, live state) and
 the status line (file events, progress, search, filter, follow state, position). Text from files is
-escaped; everything is plain ``Content``, never markup."""
+escaped; everything is plain ``Content``, never markup.
+
+Both are widgets with reactive attributes, bound (``data_bind``) to the session screen's own: setting
+``screen.state`` or ``screen.busy`` redraws what shows it. ``revision`` counts changes inside the model
+(records appended, stats computed) and ``position`` moves of the transcript's cursor, range or follow state."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from textual.content import Content
+from textual.reactive import reactive
+from textual.widget import Widget
 
 from sessionview.core.text import escape_control
 from sessionview.core.view.humanize import human_count, human_size
+from sessionview.ui.widgets.transcript import TranscriptView
 
 REASONS = {
     "truncated": "the file shrank or was rewritten with other content; reloaded",
@@ -46,19 +53,18 @@ def spread(left: Content, right: Content, width: int) -> Content:
     return Content.assemble(left, " " * gap, right)
 
 
-def header_content(screen: Any, width: int, stats_auto_limit: int) -> Content:
+def header_content(model: Any, display_path: str, state_name: str, read_only: bool, width: int, stats_auto_limit: int) -> Content:
     """Two lines: the path and the live state; the format, counts and approximate tokens."""
-    model = screen.model
-    path = escape_control(screen.display_path, one_line=True)
+    path = escape_control(display_path, one_line=True)
     state = {
         "live": ("● live", "bold $text-success"),
         "idle": ("○ idle", "$text-muted"),
         "deleted": ("✗ deleted", "bold $text-error"),
         "opening": ("… opening", "$text-muted"),
         "error": ("✗ cannot open", "bold $text-error"),
-    }[screen.state]
+    }[state_name]
     line1 = Content.assemble(("sessionview ", "bold $text-accent"), (path, "bold"))
-    read_only = screen.read_only or bool(model is not None and getattr(model.session, "read_only_reason", None))
+    read_only = read_only or bool(model is not None and getattr(model.session, "read_only_reason", None))
     right1 = Content.assemble(*([("read-only  ", "$text-muted")] if read_only else []), state)
     parts: list[tuple[str, str] | str] = []
     if model is not None:
@@ -87,38 +93,37 @@ def header_content(screen: Any, width: int, stats_auto_limit: int) -> Content:
     return Content("\n").join([top, line2])
 
 
-def status_content(screen: Any, width: int) -> Content:
+def status_content(s: "SessionStatus", t: TranscriptView, width: int) -> Content:
     """One line: file events, progress, search and filter on the left; follow state and position right."""
-    model = screen.model
-    t = screen.transcript
+    model = s.model
     left: list[tuple[str, str] | str] = []
-    busy = getattr(screen, "busy", "")
+    busy = s.busy
     if busy:
         left.append((f"{busy}…  ", "bold $text-accent"))
-    edit_status = getattr(screen, "edit_status", "")
+    edit_status = s.edit_status
     if edit_status:
         good = edit_status.startswith("saved")
         left.append((escape_control(edit_status, one_line=True) + "  ", "$text-success" if good else "bold $text-warning"))
     marked = t.marked_range if model is not None else None
     if marked is not None:
+        assert model is not None
         a, b = (model.line_number(marked[0]), model.line_number(marked[1]))
         where = f"#{a:,}–#{b:,}" if a is not None and b is not None else "…"
         count = marked[1] - marked[0] + 1
         left.append((f"range {where} ({count:,} record{'s' if count != 1 else ''}) · d deletes · c compacts · esc drops  ", "bold $text-accent"))
-    detail = getattr(screen, "notice_detail", "")
-    if screen.notice in REASONS:
-        style = "bold $text-error" if screen.notice in ("deleted", "truncated") else "bold $text-warning"
-        left.append((f"{screen.notice}", style))
-        if screen.notice == "compacted" and detail:
-            left.append((f" {detail}  ", "$text-muted"))
+    if s.notice in REASONS:
+        style = "bold $text-error" if s.notice in ("deleted", "truncated") else "bold $text-warning"
+        left.append((f"{s.notice}", style))
+        if s.notice == "compacted" and s.notice_detail:
+            left.append((f" {s.notice_detail}  ", "$text-muted"))
         else:
-            left.append((f": {REASONS[screen.notice]}  ", "$text-muted"))
-    elif screen.notice:
-        left.append((escape_control(screen.notice, one_line=True) + "  ", "$text-error"))
-    if screen.index_progress is not None:
-        left.append((f"indexing {screen.index_progress:.0%}  ", "$text-muted"))
-    if screen.search_status:
-        left.append((screen.search_status + "  ", "$text-accent"))
+            left.append((f": {REASONS[s.notice]}  ", "$text-muted"))
+    elif s.notice:
+        left.append((escape_control(s.notice, one_line=True) + "  ", "$text-error"))
+    if s.index_progress is not None:
+        left.append((f"indexing {s.index_progress:.0%}  ", "$text-muted"))
+    if s.search_status:
+        left.append((s.search_status + "  ", "$text-accent"))
     if model is not None and model.filter.active:
         left.append(("filter: ", "$text-muted"))
         left.append((escape_control(model.filter.describe(), one_line=True) + "  ", "bold $text-accent"))
@@ -141,3 +146,42 @@ def status_content(screen: Any, width: int) -> Content:
             right.append((f"  #{line:,}" if line is not None else "  #…", "bold"))
         right.append((f"  {t.cursor + 1 if total else 0:,}/{total:,}", "$text-muted"))
     return spread(Content.assemble(*left), Content.assemble(*right), width)
+
+
+class SessionHeader(Widget):
+    """The session's header (two lines)."""
+
+    model: reactive[Any] = reactive(None, always_update=True)
+    state: reactive[str] = reactive("opening")
+    revision: reactive[int] = reactive(0)
+
+    def __init__(self, display_path: str, read_only: bool, stats_auto_limit: int, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.display_path = display_path
+        self.read_only = read_only
+        self.stats_auto_limit = stats_auto_limit
+
+    def render(self) -> Content:
+        width = max(20, self.content_size.width)
+        return header_content(self.model, self.display_path, self.state, self.read_only, width, self.stats_auto_limit)
+
+
+class SessionStatus(Widget):
+    """The session's status line; its right half shows the state of ``transcript`` (set by the screen)."""
+
+    model: reactive[Any] = reactive(None, always_update=True)
+    notice: reactive[str] = reactive("")
+    notice_detail: reactive[str] = reactive("")
+    index_progress: reactive[float | None] = reactive(None)
+    search_status: reactive[str] = reactive("")
+    busy: reactive[str] = reactive("")
+    edit_status: reactive[str] = reactive("")
+    revision: reactive[int] = reactive(0)
+    position: reactive[int] = reactive(0)
+
+    def __init__(self, transcript: TranscriptView, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.transcript = transcript
+
+    def render(self) -> Content:
+        return status_content(self, self.transcript, max(20, self.content_size.width))

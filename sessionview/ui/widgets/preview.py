@@ -5,7 +5,6 @@ diff of the file (:class:`DiffPane`). Both draw what :mod:`sessionview.core.edit
 from __future__ import annotations
 
 from rich.segment import Segment
-from rich.style import Style
 from rich.text import Text
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
@@ -13,7 +12,7 @@ from textual.strip import Strip
 
 from sessionview.core.edit.preview import PreviewRow
 from sessionview.core.text import escape_control
-from sessionview.ui.widgets.blocks import COMPONENT_RULES, COMPONENTS, Entry, Painter, Palette
+from sessionview.ui.widgets.blocks import COMPONENT_RULES, COMPONENTS, Entry, Painter, Palette, read_palette
 from sessionview.ui.widgets.text_pane import PANE_COMPONENTS, TextPane
 
 MARKS = {"+": "preview--added", "-": "preview--removed", " ": "preview--context", "…": "preview--elided"}
@@ -63,17 +62,7 @@ class PreviewPane(ScrollView, can_focus=True):
         self.refresh()
 
     def _palette(self) -> Palette:
-        styles: dict[str, Style] = {}
-        for name in self.COMPONENT_CLASSES:
-            full = self.get_component_rich_style(name)
-            part = self.get_component_rich_style(name, partial=True)
-            styles[name] = Style(
-                color=full.color,
-                bgcolor=full.bgcolor if part.bgcolor is not None else None,
-                bold=part.bold,
-                italic=part.italic,
-            )
-        return Palette(Style(), styles)
+        return read_palette(self, self.COMPONENT_CLASSES)
 
     def _layout(self, width: int) -> None:
         if width == self._width:

@@ -2,8 +2,9 @@
 
 The view is anchored to a record and a line inside it (``anchor``), not to a pixel-like offset, so a
 session of a million lines costs what a screenful costs: only the entries that are drawn (or walked over
-when scrolling) are parsed and wrapped, and their lines are kept in a small LRU cache. The scroll bar in
-the last column shows the position by record.
+when scrolling) are parsed and wrapped, and their lines are kept in small LRU caches (:mod:`.entries`).
+The arithmetic of anchors is in :mod:`.anchors`; the scroll bar in the last column (:mod:`.scrollbar`)
+shows the position by record.
 
 Follow mode: while following, new records move the cursor to the end and scroll there. Moving away
 (scrolling or moving the cursor up) stops following; records that arrive then are counted and a
@@ -13,27 +14,26 @@ the marker, or scrolling back to the end).
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from dataclasses import dataclass
 from typing import Callable
 
+from rich.segment import Segment
 from rich.style import Style
-from rich.text import Text
 from textual import events
 from textual.binding import Binding
 from textual.geometry import Size
-from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
-from sessionview.core.doc.model import Kind, View
+from sessionview.core.doc.model import View
 from sessionview.core.view.transcript import TranscriptModel
-from sessionview.ui.widgets.blocks import COMPONENT_RULES, COMPONENTS, Entry, Links, Painter, Palette
+from sessionview.ui import messages as msg
+from sessionview.ui.widgets.blocks import COMPONENT_RULES, COMPONENTS, Links, Painter, Palette, read_palette
+from sessionview.ui.widgets import anchors
+from sessionview.ui.widgets.anchors import Anchor
+from sessionview.ui.widgets.entries import EntryCache, new_marker
+from sessionview.ui.widgets.scrollbar import RecordScrollbar
 
 GUTTER = 2
-CACHE_SIZE = 512
-
-Anchor = tuple[int, int]  # (row, line within that row's entry)
 
 
 class TranscriptView(Widget, can_focus=True):
@@ -76,32 +76,8 @@ class TranscriptView(Widget, can_focus=True):
         Binding("F", "follow", "Follow", show=False, id="transcript.follow"),
     ]
 
-    @dataclass
-    class CursorMoved(Message):
-        """The selected record changed (``number`` is a record number of the model, or None)."""
-
-        view: "TranscriptView"
-        number: int | None
-
-        def can_replace(self, message: Message) -> bool:
-            return isinstance(message, TranscriptView.CursorMoved)
-
-        @property
-        def control(self) -> "TranscriptView":
-            return self.view
-
-    @dataclass
-    class FollowChanged(Message):
-        view: "TranscriptView"
-        follow: bool
-        new_count: int
-
-        def can_replace(self, message: Message) -> bool:
-            return isinstance(message, TranscriptView.FollowChanged)
-
-        @property
-        def control(self) -> "TranscriptView":
-            return self.view
+    CursorMoved = msg.CursorMoved
+    FollowChanged = msg.FollowChanged
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
@@ -115,12 +91,11 @@ class TranscriptView(Widget, can_focus=True):
         self.expand_all = False
         self.term = ""
         self.range_anchor: int | None = None  # record number where a marked range starts (v)
-        self._cache: OrderedDict[tuple, list[Strip]] = OrderedDict()
-        self._role_styles: OrderedDict[int, Style] = OrderedDict()
+        self._entries = EntryCache()  # what was drawn, by record
         self._layout: list[Anchor | None] | None = None
         self._layout_size = Size(0, 0)
         self._palette: Palette | None = None
-        self._dragging = False
+        self.scrollbar = RecordScrollbar(self)
 
     # -- data ---------------------------------------------------------------------------------------
     def set_model(self, model: TranscriptModel | None, *, keep_position: bool = False) -> None:
@@ -142,8 +117,7 @@ class TranscriptView(Widget, can_focus=True):
 
     def invalidate(self) -> None:
         """Forget every drawn entry (the data, the numbering or the style changed)."""
-        self._cache.clear()
-        self._role_styles.clear()
+        self._entries.clear()
         self._layout = None
         self.refresh()
 
@@ -160,13 +134,12 @@ class TranscriptView(Widget, can_focus=True):
                 self.new_count += added
                 self._post_follow()
             self.cursor = min(self.cursor, max(0, total - 1))
-        self._drop_pending_from_cache()
+        self._entries.drop_pending()
         self.refresh()
 
     def remap(self, row_of: Callable[[int], int]) -> None:
         """Keep cursor and position on the same records after a change of numbering or filter."""
-        self._cache.clear()
-        self._role_styles.clear()
+        self._entries.clear()
         self._layout = None
         self.cursor = row_of(self.cursor)
         self.anchor = (row_of(self.anchor[0]), self.anchor[1])
@@ -177,10 +150,6 @@ class TranscriptView(Widget, can_focus=True):
             self._clamp_anchor()
         self._post_cursor()
         self.refresh()
-
-    def _drop_pending_from_cache(self) -> None:
-        for key in [k for k in self._cache if k[0] == "pending"]:
-            del self._cache[key]
 
     def total_rows(self) -> int:
         m = self.model
@@ -210,24 +179,12 @@ class TranscriptView(Widget, can_focus=True):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._palette = None
-        self._cache.clear()
-        self._role_styles.clear()
+        self._entries.clear()
         self._layout = None
 
     def _get_palette(self) -> Palette:
         if self._palette is None:
-            styles: dict[str, Style] = {}
-            for name in COMPONENTS:
-                full = self.get_component_rich_style(name)
-                partial = self.get_component_rich_style(name, partial=True)
-                styles[name] = Style(
-                    color=full.color,
-                    bgcolor=full.bgcolor if partial.bgcolor is not None else None,
-                    bold=partial.bold,
-                    italic=partial.italic,
-                    underline=partial.underline,
-                )
-            self._palette = Palette(Style(), styles)
+            self._palette = read_palette(self, COMPONENTS)
         return self._palette
 
     @property
@@ -239,74 +196,20 @@ class TranscriptView(Widget, can_focus=True):
         m = self.model
         if m is None:
             return []
-        width = self.content_width
+        painter = Painter(self._get_palette(), self.app.console, self.content_width)
         if self.is_pending_row(row):
-            key: tuple = ("pending", width, m.pending)
-            hit = self._cache.get(key)
-            if hit is None:
-                hit = self._painter(width).pending(m.pending, self._pending_view(), self._pending_number())
-                self._store(key, hit)
-            return hit
+            return self._entries.pending(m, painter)
         n = m.number_at(row)
-        expanded = self.expand_all or n in self.expanded
-        key = (n, width, expanded, self.term)
-        hit = self._cache.get(key)
-        if hit is not None:
-            self._cache.move_to_end(key)
-            return hit
-        view = m.view(n)
-        entry = Entry(view, m.line_number(n), expanded, self.term, self.links(view), m.record_size(n) if view.kind is Kind.INVALID else None)
-        lines = self._painter(width).render(entry)
-        self._store(key, lines)
-        return lines
-
-    def _pending_view(self) -> View | None:
-        m = self.model
-        if m is None or m.pending is None or m.pending.size > len(m.pending.preview):
-            return None
-        from sessionview.core.doc.parse import parse_record
-
-        parsed = parse_record(m.pending.preview.rstrip(b"\r"), terminated=False)
-        if not parsed.ok or m.adapter is None:
-            return None
-        try:
-            return m.adapter.view(len(m) + 1, parsed.value)
-        except Exception:
-            return None
-
-    def _pending_number(self) -> int | None:
-        m = self.model
-        return None if m is None else m.line_number(len(m) + 1)
-
-    def _painter(self, width: int) -> Painter:
-        return Painter(self._get_palette(), self.app.console, width)
-
-    def _store(self, key: tuple, lines: list[Strip]) -> None:
-        self._cache[key] = lines
-        if len(self._cache) > CACHE_SIZE:
-            self._cache.popitem(last=False)
+        return self._entries.entry(m, n, self.expand_all or n in self.expanded, self.term, self.links, painter)
 
     def height_of(self, row: int) -> int:
         return len(self.entry_lines(row))
 
     def _get_layout(self) -> list[Anchor | None]:
-        if self._layout is not None and self._layout_size == self.size:
-            return self._layout
-        self._layout_size = self.size
-        layout: list[Anchor | None] = []
-        total = self.total_rows()
-        row, line = self.anchor
-        h = self.size.height
-        while len(layout) < h and row < total:
-            lines = self.height_of(row)
-            while line < lines and len(layout) < h:
-                layout.append((row, line))
-                line += 1
-            row += 1
-            line = 0
-        layout.extend([None] * (h - len(layout)))
-        self._layout = layout
-        return layout
+        if self._layout is None or self._layout_size != self.size:
+            self._layout_size = self.size
+            self._layout = anchors.layout(self.anchor, self.total_rows(), self.size.height, self.height_of)
+        return self._layout
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
@@ -328,137 +231,46 @@ class TranscriptView(Widget, can_focus=True):
             gutter = self._gutter(row, li, is_cursor, line_base, in_range)
             body = Strip.join([gutter, line.apply_style(line_base)]).adjust_cell_length(width - 1, line_base)
         if y == self.size.height - 1 and not self.follow and self.new_count:
-            body = self._marker(width - 1, base)
-        return Strip.join([body, self._scrollbar_cell(y, base)])
+            body = new_marker(self.new_count, width - 1, base, pal, self.app.console)
+        return Strip.join([body, self.scrollbar.cell(y, self.size.height, base, pal)])
 
     def _gutter(self, row: int, li: int, is_cursor: bool, style: Style, in_range: bool = False) -> Strip:
         pal = self._get_palette()
         if is_cursor:
-            return Strip([_seg("▌ ", style + pal["transcript--gutter-cursor"])], GUTTER)
+            return Strip([Segment("▌ ", style + pal["transcript--gutter-cursor"])], GUTTER)
         if in_range:
-            return Strip([_seg("┃ ", style + pal["transcript--gutter-range"])], GUTTER)
+            return Strip([Segment("┃ ", style + pal["transcript--gutter-range"])], GUTTER)
         role_style = pal["transcript--pending"]
         if not self.is_pending_row(row) and self.model is not None:
-            n = self.model.number_at(row)
-            role_style = self._role_styles.get(n)
-            if role_style is None:
-                role_style = self._role_style(self.model.view(n))
-                self._role_styles[n] = role_style
-                if len(self._role_styles) > CACHE_SIZE:
-                    self._role_styles.popitem(last=False)
-        return Strip([_seg("▎ ", style + role_style)], GUTTER)
+            role_style = self._entries.role_style(self.model, self.model.number_at(row), pal)
+        return Strip([Segment("▎ ", style + role_style)], GUTTER)
 
-    def _role_style(self, view: View) -> Style:
-        pal = self._get_palette()
-        if view.kind is Kind.INVALID:
-            return pal["transcript--invalid"]
-        if view.kind is Kind.COMPACTION:
-            return pal["transcript--compaction"]
-        if view.kind in (Kind.META, Kind.UNKNOWN):
-            return pal["transcript--dim"]
-        return pal.role(view.role)
-
-    def _marker(self, width: int, base: Style) -> Strip:
-        pal = self._get_palette()
-        n = self.new_count
-        label = f" ↓ {n:,} new message{'s' if n != 1 else ''} · F follows "
-        pad = max(0, (width - len(label)) // 2)
-        t = Text(" " * pad, style=base)
-        t.append(label, style=base + pal["transcript--marker"])
-        segs = list(t.render(self.app.console, end=""))
-        return Strip(segs).adjust_cell_length(width, base)
-
-    def _scrollbar_cell(self, y: int, base: Style) -> Strip:
-        pal = self._get_palette()
-        geometry = self._thumb()
-        if geometry is None:
-            return Strip([_seg(" ", base)], 1)
-        start, size = geometry
-        style = pal["transcript--scrollbar-thumb"] if start <= y < start + size else pal["transcript--scrollbar"]
-        return Strip([_seg(" ", base + style)], 1)
-
-    def _thumb(self) -> tuple[int, int] | None:
-        total = self.total_rows()
-        h = self.size.height
-        if total == 0 or h <= 0 or (self.anchor == (0, 0) and self._bottom_anchor() == (0, 0)):
-            return None
-        layout = self._get_layout()
-        visible = len({a[0] for a in layout if a is not None}) or 1
-        size = max(1, min(h, round(h * visible / total)))
-        top = self.anchor[0]
-        span = max(1, total - visible)
-        start = round((h - size) * min(1.0, top / span))
-        if self.anchor == self._bottom_anchor():
-            start = h - size
-        return start, size
+    def visible_rows(self) -> int:
+        """How many records are (partly) on screen."""
+        return len({a[0] for a in self._get_layout() if a is not None})
 
     # -- scrolling ----------------------------------------------------------------------------------
-    def _bottom_anchor(self) -> Anchor:
-        total = self.total_rows()
-        need = self.size.height
-        row = total - 1
-        while row >= 0 and need > 0:
-            h = self.height_of(row)
-            if h >= need:
-                return (row, h - need)
-            need -= h
-            row -= 1
-        return (0, 0)
-
-    def _anchor_ending_at(self, row: int) -> Anchor:
-        h_screen = self.size.height
-        h = self.height_of(row)
-        if h >= h_screen:
-            return (row, 0)
-        need = h_screen - h
-        r = row - 1
-        while r >= 0:
-            hr = self.height_of(r)
-            if hr >= need:
-                return (r, hr - need)
-            need -= hr
-            r -= 1
-        return (0, 0)
+    def bottom_anchor(self) -> Anchor:
+        return anchors.bottom(self.total_rows(), self.size.height, self.height_of)
 
     def _clamp_anchor(self) -> None:
-        total = self.total_rows()
-        if total == 0:
-            self.anchor = (0, 0)
-        else:
-            row, line = self.anchor
-            row = max(0, min(row, total - 1))
-            line = max(0, min(line, self.height_of(row) - 1))
-            self.anchor = min((row, line), self._bottom_anchor())
+        self.anchor = anchors.clamp(self.anchor, self.total_rows(), self.size.height, self.height_of)
         self._layout = None
 
     def _scroll_to_end(self) -> None:
-        self.anchor = self._bottom_anchor()
+        self.anchor = self.bottom_anchor()
         self._layout = None
         self.refresh()
 
     @property
     def at_end(self) -> bool:
-        return self.anchor >= self._bottom_anchor()
+        return self.anchor >= self.bottom_anchor()
 
     def scroll_by_lines(self, delta: int) -> None:
-        row, line = self.anchor
         total = self.total_rows()
         if total == 0:
             return
-        line += delta
-        if delta > 0:
-            bottom = self._bottom_anchor()
-            while row < total - 1 and line >= self.height_of(row):
-                line -= self.height_of(row)
-                row += 1
-                if (row, line) >= bottom:
-                    break
-            self.anchor = min((row, line), bottom)
-        else:
-            while line < 0 and row > 0:
-                row -= 1
-                line += self.height_of(row)
-            self.anchor = (row, max(0, line))
+        self.anchor = anchors.scrolled(self.anchor, delta, total, self.size.height, self.height_of)
         self._layout = None
         if delta < 0:
             self._set_follow(False)
@@ -469,18 +281,7 @@ class TranscriptView(Widget, can_focus=True):
         self.refresh()
 
     def _ensure_visible(self, row: int) -> None:
-        top_row, top_line = self.anchor
-        h = self.size.height
-        if row < top_row or (row == top_row and top_line > 0):
-            self.anchor = (row, 0)
-        elif row - top_row > h:
-            self.anchor = self._anchor_ending_at(row)
-        else:
-            used = -top_line
-            for r in range(top_row, row + 1):
-                used += self.height_of(r)
-            if used > h:
-                self.anchor = self._anchor_ending_at(row)
+        self.anchor = anchors.revealing(self.anchor, row, self.size.height, self.height_of)
         self._layout = None
 
     def move_cursor_to(self, row: int, *, center: bool = False) -> None:
@@ -490,16 +291,7 @@ class TranscriptView(Widget, can_focus=True):
         row = max(0, min(row, total - 1))
         self.cursor = row
         if center:
-            self.anchor = (row, 0)
-            back = self.size.height // 3
-            r = row
-            while back > 0 and r > 0:
-                r -= 1
-                back -= self.height_of(r)
-            if r < row:
-                self.anchor = (r, max(0, -back))
-            self.anchor = min(self.anchor, self._bottom_anchor())
-            self._ensure_visible(row)
+            self.anchor = anchors.centered(row, total, self.size.height, self.height_of)
         else:
             self._ensure_visible(row)
         self._layout = None
@@ -512,7 +304,7 @@ class TranscriptView(Widget, can_focus=True):
         if total == 0:
             return
         row = int(max(0.0, min(1.0, fraction)) * (total - 1))
-        self.anchor = min((row, 0), self._bottom_anchor())
+        self.anchor = min((row, 0), self.bottom_anchor())
         self._layout = None
         self._set_follow(self.at_end)
         self.refresh()
@@ -596,15 +388,11 @@ class TranscriptView(Widget, can_focus=True):
             self._clamp_anchor()
             self._ensure_visible(self.cursor)
         self.refresh()
-        self.refresh()
-
-    def is_expanded(self, n: int) -> bool:
-        return self.expand_all or n in self.expanded
 
     def set_term(self, term: str) -> None:
         if term != self.term:
             self.term = term
-            self._cache.clear()
+            self._entries.lines.clear()
             self._layout = None
             self.refresh()
 
@@ -665,20 +453,14 @@ class TranscriptView(Widget, can_focus=True):
         self.scroll_by_lines(-3)
 
     def on_mouse_down(self, event: events.MouseDown) -> None:
-        if event.x >= self.size.width - 1 and self._thumb() is not None:
-            self._dragging = True
-            self.capture_mouse()
-            self.scroll_to_fraction(event.y / max(1, self.size.height - 1))
-            event.stop()
+        if event.x >= self.size.width - 1:
+            self.scrollbar.press(event, self.size.height)
 
     def on_mouse_move(self, event: events.MouseMove) -> None:
-        if self._dragging:
-            self.scroll_to_fraction(event.y / max(1, self.size.height - 1))
+        self.scrollbar.drag(event, self.size.height)
 
     def on_mouse_up(self, event: events.MouseUp) -> None:
-        if self._dragging:
-            self._dragging = False
-            self.release_mouse()
+        self.scrollbar.release()
 
     def on_click(self, event: events.Click) -> None:
         if event.x >= self.size.width - 1:
@@ -700,8 +482,3 @@ class TranscriptView(Widget, can_focus=True):
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return container.height
 
-
-def _seg(text: str, style: Style):
-    from rich.segment import Segment
-
-    return Segment(text, style)

@@ -1,0 +1,356 @@
+"""The editing flows of the session screen: edit, delete, truncate, compact, undo, redo, apply again and
+restore a backup. Each action checks it may write, takes what is selected, and runs its flow with the
+:class:`~sessionview.ui.controllers.writer.Writer` (one at a time, as an ``edit`` worker)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any, Callable
+
+from sessionview.core.store import backups
+from sessionview.core.edit import preview as editing, plan as edits, summary
+from sessionview.core.edit.plan import Change, InvalidEdit, Refused
+from sessionview.core.edit.history import rebase
+from sessionview.core.view.humanize import human_size
+from sessionview.core.text import escape_control
+from sessionview.ui.controllers.host import SessionHost
+from sessionview.ui.controllers.writer import Writer, one_line
+from sessionview.ui.external import ExternalEditorError
+from sessionview.ui.screens.confirm import ConfirmScreen
+
+#: actions that write (or only serve writing): hidden in read-only mode
+WRITE_ACTIONS = frozenset(
+    {"edit", "edit_external", "delete", "truncate", "mark_range", "extend_range", "compact", "undo", "redo", "reapply"}
+)
+#: binding ids shown under "Editing" in the help screen
+EDIT_BINDING_IDS = frozenset(
+    {
+        "edit",
+        "edit_external",
+        "delete",
+        "truncate",
+        "mark_range",
+        "extend_range_up",
+        "extend_range_down",
+        "compact",
+        "undo",
+        "redo",
+        "reapply",
+        "history",
+    }
+)
+
+
+class Editing:
+    """The edit actions of ``host``; ``writer`` does the writing (and keeps the history)."""
+
+    def __init__(self, host: SessionHost, writer: Writer) -> None:
+        self.host = host
+        self.w = writer
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in WRITE_ACTIONS and self.host.read_only:
+            return False
+        if action == "reapply" and self.w.pending_change is None:
+            return False
+        return True
+
+    def edit(self) -> None:
+        self._edit(external=False)
+
+    def edit_external(self) -> None:
+        self._edit(external=True)
+
+    def _edit(self, external: bool) -> None:
+        if self.w.refuse_if_not_writable():
+            return
+        n = self.host.transcript.cursor_number
+        line = self.w.true_number(n)
+        if line is None:
+            return
+        raw = self.w.raw_of(n)
+        self.w.start_flow("edit", lambda: self._edit_flow(line, raw, external))
+
+    async def _edit_flow(self, n: int, raw: bytes | None, external: bool) -> None:
+        history = await self.w.begin([(n, raw)])
+        if history is None:
+            return
+        session = history.session
+        error = ""
+        try:
+            json_text = edits.pretty_record(session, n)
+        except Refused as exc:  # not valid JSON: edit its text to fix it
+            json_text = session.doc.record(n).raw.decode("utf-8", "replace")
+            error = f"{exc}: fix it here"
+        content = editing.content_text(session, n)
+
+        def plan(mode: str, text: str) -> Change:
+            if mode == "content":
+                return edits.plan_edit(session, n, content=text)
+            return edits.plan_edit(session, n, json_text=text)
+
+        mode = "json"
+        change: Change | None = None
+        if external:
+            try:
+                edited = self.host.app.external_editor(json_text)
+            except ExternalEditorError as exc:
+                self.host.notify(one_line(exc), title="external editor", severity="warning", markup=False)
+                return
+            if edited.strip() == json_text.strip():
+                self.host.notify(f"edit #{n}: no change, nothing to write", markup=False)
+                return
+            json_text = edited
+            try:
+                change = await self.w.hist(plan, "json", edited)
+            except (InvalidEdit, Refused, ValueError) as exc:
+                error = str(exc)  # shown in the in-app editor, with the text as it came back
+        from sessionview.ui.screens.edit import EditorScreen
+
+        title = f"edit #{n} · {session.format_title}"
+        while True:
+            if change is None:
+                result = await self.host.app.push_screen_wait(EditorScreen(title, json_text, content, plan, mode=mode, error=one_line(error) if error else ""))
+                if result is None:
+                    self.host.notify("edit cancelled: nothing was written", markup=False)
+                    return
+                json_text, content, mode, change = result.json_text, result.content_text, result.mode, result.change
+            if editing.is_noop(change):
+                self.host.notify(f"edit #{n}: no change, nothing to write", markup=False)
+                return
+            if await self.w.preview(history, change, cancel_label="back to the editor"):
+                break
+            change, error = None, ""
+        await self.w.commit(lambda: history.apply(change), change, target=n, planned_on=session)
+
+    def delete(self) -> None:
+        if self.w.refuse_if_not_writable():
+            return
+        sel = self.w.selection()
+        if sel is None:
+            return
+        first, last, raw_first, raw_last = sel
+        self.w.start_flow("delete", lambda: self._delete_flow(first, last, raw_first, raw_last))
+
+    async def _delete_flow(self, first: int, last: int, raw_first: bytes | None, raw_last: bytes | None) -> None:
+        history = await self.w.begin([(first, raw_first), (last, raw_last)])
+        if history is None:
+            return
+        session = history.session
+        change = await self.w.plan(
+            history, lambda s, a, b: edits.plan_delete(s, a, b), first, last, lambda a, b: f"widen to #{a}–#{b}"
+        )
+        if change is None or not await self.w.preview(history, change):
+            return
+        if await self.w.commit(lambda: history.apply(change), change, target=change.first, planned_on=session):
+            self.host.transcript.clear_range()
+
+    def truncate(self) -> None:
+        if self.w.refuse_if_not_writable():
+            return
+        n = self.host.transcript.cursor_number
+        keep = self.w.true_number(n)
+        if keep is None:
+            return
+        raw = self.w.raw_of(n)
+        self.w.start_flow("truncate", lambda: self._truncate_flow(keep, raw))
+
+    async def _truncate_flow(self, keep: int, raw: bytes | None) -> None:
+        history = await self.w.begin([(keep, raw)])
+        if history is None:
+            return
+        session = history.session
+        if keep >= len(session):
+            self.host.notify(f"#{keep} is the last record: nothing to truncate after it", markup=False)
+            return
+        change = await self.w.plan(
+            history,
+            lambda s, a, b: edits.plan_truncate(s, a - 1),
+            keep + 1,
+            len(session),
+            lambda a, b: f"keep #1–#{a - 1} instead (truncate after #{a - 1})",
+        )
+        if change is None or not await self.w.preview(history, change):
+            return
+        await self.w.commit(lambda: history.apply(change), change, target=change.first - 1, planned_on=session)
+
+    def mark_range(self) -> None:
+        t = self.host.transcript
+        if t.mark_range():
+            self.host.notify("range started: move to extend it (↑↓ or shift+↑↓) · d deletes it · c compacts it · esc or v drops it", markup=False)
+
+    def extend_range(self, delta: int) -> None:
+        self.host.transcript.extend_range(delta)
+
+    def compact(self) -> None:
+        if self.w.refuse_if_not_writable():
+            return
+        if self.host.transcript.marked_range is None:
+            self.host.notify("mark the range to compact first: v at one end, then move to the other (or shift+↑↓)", markup=False)
+            return
+        sel = self.w.selection()
+        if sel is None:
+            return
+        first, last, raw_first, raw_last = sel
+        self.w.start_flow("compact", lambda: self._compact_flow(first, last, raw_first, raw_last))
+
+    async def _compact_flow(self, first: int, last: int, raw_first: bytes | None, raw_last: bytes | None) -> None:
+        from sessionview.config import ConfigError, load_config
+        from sessionview.ui.screens.edit import CompactScreen
+
+        history = await self.w.begin([(first, raw_first), (last, raw_last)])
+        if history is None:
+            return
+        session = history.session
+        # the range first: a refusal (with its wider range) before anyone writes a summary for it
+        probe = await self.w.plan(
+            history,
+            lambda s, a, b: edits.plan_compact(s, a, b, "(the range is checked before the summary is written)"),
+            first,
+            last,
+            lambda a, b: f"widen to #{a}–#{b}",
+        )
+        if probe is None:
+            return
+        first, last = probe.first, probe.last
+        try:
+            cfg = load_config()
+        except ConfigError as exc:
+            self.host.notify(one_line(exc), title="config", severity="warning", markup=False)
+            cfg = None
+        command = cfg.summarizer if cfg is not None else None
+        timeout = cfg.summarizer_timeout if cfg is not None else summary.DEFAULT_TIMEOUT
+
+        def summarize(on_start: Callable[[Any], None]) -> str:
+            assert command is not None
+            records = editing.range_records(session, first, last)
+            return summary.run_summarizer(command, records, timeout, on_start=on_start).text
+
+        def digest() -> str:
+            return editing.range_digest(session, first, last)
+
+        def plan(text: str) -> Change:
+            return edits.plan_compact(session, first, last, text)
+
+        count = last - first + 1
+        size = await self.w.hist(editing.range_bytes, session, first, last)
+        title = f"compact #{first}–#{last} · {session.format_title}"
+        info = f"{count:,} record{'s' if count != 1 else ''} ({human_size(size)}) will be replaced by one summary message at #{first}."
+        text = ""
+        while True:
+            result = await self.host.app.push_screen_wait(
+                CompactScreen(title, info, plan, digest, summarize if command else None, summarizer_name=command or "", text=text)
+            )
+            if result is None:
+                self.host.notify("compaction cancelled: nothing was written", markup=False)
+                return
+            text = result.text
+            if await self.w.preview(history, result.change, cancel_label="back to the summary"):
+                break
+        change = result.change
+        if await self.w.commit(lambda: history.apply(change), change, target=first, planned_on=session):
+            self.host.transcript.clear_range()
+
+    def undo(self) -> None:
+        self._undo_redo(redo=False)
+
+    def redo(self) -> None:
+        self._undo_redo(redo=True)
+
+    def _undo_redo(self, redo: bool) -> None:
+        if self.w.refuse_if_not_writable():
+            return
+        stack = None if self.w.history is None else (self.w.history.redo_stack if redo else self.w.history.undo_stack)
+        if not stack:
+            self.host.notify("nothing to redo" if redo else "nothing to undo in this run", markup=False)
+            return
+        self.w.start_flow("redo" if redo else "undo", lambda: self._undo_redo_flow(redo))
+
+    async def _undo_redo_flow(self, redo: bool) -> None:
+        if not await self.w.live_ok():
+            return
+        history = await self.w.fresh_history()
+        stack = history.redo_stack if redo else history.undo_stack
+        if not stack:
+            return
+        done = stack[-1]
+        wanted = done.change if redo else done.change.inverse
+        try:
+            change = await self.w.hist(rebase, history.session, wanted)
+        except Refused as exc:
+            self.host.notify(one_line(exc), title="cannot " + ("redo" if redo else "undo"), severity="error", markup=False)
+            return
+        verb = "redo" if redo else "undo"
+        session = history.session
+        if not await self.w.preview(history, change, title=f"{verb} · {done.change.description}"):
+            return
+        op = history.redo if redo else history.undo
+        await self.w.commit(op, change, target=change.first, planned_on=session, what=f"{verb} {done.change.description}")
+
+    def reapply(self) -> None:
+        if self.w.refuse_if_not_writable():
+            return
+        change = self.w.pending_change
+        if change is None:
+            self.host.notify("nothing to apply again", markup=False)
+            return
+        self.w.start_flow("apply again", lambda: self._reapply_flow(change))
+
+    async def _reapply_flow(self, change: Change) -> None:
+        if not await self.w.live_ok():
+            return
+        await self.w.reapply(change)
+
+    # -- history and backups -----------------------------------------------------------------------------
+    def show_history(self) -> None:
+        if self.host.busy:
+            self.host.notify(f"busy: {self.host.busy}", markup=False)
+            return
+        self.w.start_flow("history", self._history_flow)
+
+    def _run_lines(self) -> list[str]:
+        h = self.w.history
+        if h is None:
+            return []
+        lines = [f"  ✓ {one_line(d.change.description)}" for d in h.undo_stack]
+        lines += [f"  ↶ {one_line(d.change.description)} (undone)" for d in reversed(h.redo_stack)]
+        return lines
+
+    async def _history_flow(self) -> None:
+        from sessionview.ui.screens.history import HistoryScreen
+
+        found = await asyncio.to_thread(backups.list_backups, self.host.path)
+        try:
+            size: int | None = os.path.getsize(self.host.path)
+        except OSError:
+            size = None
+        chosen = await self.host.app.push_screen_wait(
+            HistoryScreen(self.host.display_path, found, self._run_lines(), current_size=size, read_only=self.host.read_only)
+        )
+        if chosen is None or self.host.read_only:
+            return
+        when = chosen.created.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+        message = (
+            f"Put back the backup saved {when} ({human_size(chosen.size)}) in place of {self.host.display_path}"
+            f"{f' ({human_size(size)} now)' if size is not None else ''}?\n"
+            "The file as it is now is backed up first, so this can be restored in turn "
+            "(this run's undo list starts again after it)."
+        )
+        if not await self.host.app.push_screen_wait(ConfirmScreen("restore a backup", escape_control(message))):
+            self.host.notify("restore cancelled: nothing was written", markup=False)
+            return
+        root = self.w.root()
+        keep = self.w.true_number(self.host.transcript.cursor_number)
+
+        def op() -> Any:
+            result = backups.restore(self.host.path, root=root, backup=chosen)
+            if self.w.history is not None:
+                # the file is another version now: this run's edits are not undone one by one past it
+                self.w.history.undo_stack.clear()
+                self.w.history.redo_stack.clear()
+                self.w.history.reload()
+            return result
+
+        await self.w.commit(op, None, target=keep, what=f"restore of the backup saved {when}")
+

@@ -1,0 +1,99 @@
+"""What a :class:`~sessionview.ui.widgets.transcript.TranscriptView` draws for each row, kept in LRU caches:
+the lines of an entry (by record, width, folding and search term) and the colour of its gutter (by record).
+Only the rows that are drawn or scrolled over are ever painted. And the "N new messages" marker."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from rich.console import Console
+from rich.style import Style
+from rich.text import Text
+from textual.cache import LRUCache
+from textual.strip import Strip
+
+from sessionview.core.doc.model import Kind, View
+from sessionview.core.view.transcript import TranscriptModel
+from sessionview.ui.widgets.blocks import Entry, Links, Painter, Palette
+
+CACHE_SIZE = 512
+
+
+class EntryCache:
+    def __init__(self, size: int = CACHE_SIZE) -> None:
+        self.lines: LRUCache[tuple, list[Strip]] = LRUCache(size)
+        self.role_styles: LRUCache[int, Style] = LRUCache(size)
+
+    def clear(self) -> None:
+        self.lines.clear()
+        self.role_styles.clear()
+
+    def drop_pending(self) -> None:
+        """Forget the drawn pending line (it grew or was completed)."""
+        for key in [k for k in self.lines.keys() if k[0] == "pending"]:
+            self.lines.discard(key)
+
+    def pending(self, m: TranscriptModel, painter: Painter) -> list[Strip]:
+        """The lines of the pending (unterminated) last line."""
+        key: tuple = ("pending", painter.width, m.pending)
+        hit = self.lines.get(key)
+        if hit is None:
+            assert m.pending is not None
+            hit = painter.pending(m.pending, pending_view(m), m.line_number(len(m) + 1))
+            self.lines.set(key, hit)
+        return hit
+
+    def entry(self, m: TranscriptModel, n: int, expanded: bool, term: str, links: Callable[[View], Links], painter: Painter) -> list[Strip]:
+        """The lines of record ``n``."""
+        key = (n, painter.width, expanded, term)
+        hit = self.lines.get(key)
+        if hit is not None:
+            return hit
+        view = m.view(n)
+        entry = Entry(view, m.line_number(n), expanded, term, links(view), m.record_size(n) if view.kind is Kind.INVALID else None)
+        lines = painter.render(entry)
+        self.lines.set(key, lines)
+        return lines
+
+    def role_style(self, m: TranscriptModel, n: int, pal: Palette) -> Style:
+        """The gutter's colour for record ``n``: its role, or what kind of record it is."""
+        style = self.role_styles.get(n)
+        if style is None:
+            style = _role_style(m.view(n), pal)
+            self.role_styles.set(n, style)
+        return style
+
+
+def _role_style(view: View, pal: Palette) -> Style:
+    if view.kind is Kind.INVALID:
+        return pal["transcript--invalid"]
+    if view.kind is Kind.COMPACTION:
+        return pal["transcript--compaction"]
+    if view.kind in (Kind.META, Kind.UNKNOWN):
+        return pal["transcript--dim"]
+    return pal.role(view.role)
+
+
+def pending_view(m: TranscriptModel) -> View | None:
+    """The pending line as a record, when all of it is known and it parses already."""
+    if m.pending is None or m.pending.size > len(m.pending.preview):
+        return None
+    from sessionview.core.doc.parse import parse_record
+
+    parsed = parse_record(m.pending.preview.rstrip(b"\r"), terminated=False)
+    if not parsed.ok or m.adapter is None:
+        return None
+    try:
+        return m.adapter.view(len(m) + 1, parsed.value)
+    except Exception:
+        return None
+
+
+
+def new_marker(n: int, width: int, base: Style, pal: Palette, console: Console) -> Strip:
+    """The bottom line while paused with ``n`` records come in: "↓ n new messages · F follows", centred."""
+    label = f" ↓ {n:,} new message{'s' if n != 1 else ''} · F follows "
+    pad = max(0, (width - len(label)) // 2)
+    t = Text(" " * pad, style=base)
+    t.append(label, style=base + pal["transcript--marker"])
+    return Strip(list(t.render(console, end=""))).adjust_cell_length(width, base)
