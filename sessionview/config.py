@@ -73,7 +73,7 @@ def load_config(path: str | None = None) -> Config:
     keep = data.get("backups_keep", Config.backups_keep)
     if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
         raise ConfigError(f"{path}: backups_keep must be a whole number of at least 1 (backups kept per file); got {keep!r}")
-    from sessionview.core.store.retention import parse_size
+    from sessionview.core.store.sizes import parse_size
 
     try:
         max_bytes = parse_size(data.get("backups_max_bytes", Config.backups_max_bytes), "backups_max_bytes")

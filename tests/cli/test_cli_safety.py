@@ -10,6 +10,7 @@ import pytest
 
 from sessionview import cli
 from sessionview.core.store import save as save_mod
+from sessionview.core.store import steps as save_steps
 from sessionview.core.edit import writeback
 
 CONVO = [
@@ -59,7 +60,7 @@ def test_a_partial_line_written_during_the_save_is_reported_with_exit_1(session,
         if step == "rename":
             os.write(held, b'{"role":"assistant","content":"half a li')
 
-    monkeypatch.setattr(save_mod, "_crash_hook", hook)
+    monkeypatch.setattr(save_steps, "hook", hook)
     try:
         code = cli.main(["delete", str(session), "4"])
     finally:

@@ -28,16 +28,17 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
-from sessionview.core.store import save  # noqa: E402
+from sessionview.core.store import fsio, save, steps as save_steps  # noqa: E402
+from sessionview.core.store.stamp import stamp_document  # noqa: E402
 from sessionview.core.doc.document import Document  # noqa: E402
 from sessionview.core.errors import SaveError  # noqa: E402
 
 
 def crash(cfg: dict) -> None:
-    save.CHUNK = cfg.get("chunk", 64)  # small chunks: a crash point between every few bytes
+    fsio.CHUNK = cfg.get("chunk", 64)  # small chunks: a crash point between every few bytes
     new = bytes.fromhex(cfg["new"])
     doc = Document.load(cfg["path"])
-    stamp = save.stamp_document(doc)
+    stamp = stamp_document(doc)
     count = 0
     steps: list[str] = []
 
@@ -50,7 +51,7 @@ def crash(cfg: dict) -> None:
             sys.stdout.flush()
             os.kill(os.getpid(), signal.SIGKILL)
 
-    save._crash_hook = hook
+    save_steps.hook = hook
     pieces = [new[i : i + 50] for i in range(0, len(new), 50)]
     save.save(
         cfg["path"],
@@ -67,7 +68,7 @@ def fsize(cfg: dict) -> None:
     import resource
 
     doc = Document.load(cfg["path"])
-    stamp = save.stamp_document(doc)
+    stamp = stamp_document(doc)
     new = b"x" * (cfg["new_size"] - 1) + b"\n"
     # CPython ignores SIGXFSZ at startup; an embedding program may not: be the hard case
     signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
@@ -114,7 +115,7 @@ def save_one(cfg: dict) -> None:
     else:
         new = bytes.fromhex(cfg["new"])
     doc = Document.load(cfg["path"])
-    stamp = save.stamp_document(doc)
+    stamp = stamp_document(doc)
 
     def hook(name: str) -> None:
         if name == cfg.get("crash_step"):
@@ -124,7 +125,7 @@ def save_one(cfg: dict) -> None:
             print("paused", name, flush=True)
             sys.stdin.readline()
 
-    save._crash_hook = hook
+    save_steps.hook = hook
     out: dict = {}
     try:
         r = save.save(

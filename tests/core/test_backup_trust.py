@@ -13,7 +13,8 @@ import tempfile
 
 import pytest
 
-from sessionview.core.store import backups, save
+from sessionview.core.store import backups, restore, save
+from sessionview.core.store.stamp import stamp_document
 from sessionview.core.doc.document import Document, Line
 from sessionview.core.errors import SaveError
 
@@ -26,7 +27,7 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make fi
 def save_edit(path, root, raw: bytes) -> save.SaveResult:
     doc = Document.load(path)
     try:
-        stamp = save.stamp_document(doc)
+        stamp = stamp_document(doc)
         new = doc.splice(1, 1, [Line(raw)])
         return save.save(path, lambda a: itertools.chain(new.iter_bytes(), [a]), stamp, root=root)
     finally:
@@ -99,10 +100,10 @@ def test_restore_refuses_what_group_or_others_can_write(edited, tmp_path, how):
     listed = backups.list_backups(edited)[0]
     assert "writable by group and others" in listed.untrusted
     with pytest.raises(backups.UntrustedBackup, match="refused: the backup .* not yours to trust") as e:
-        backups.restore(edited, root=tmp_path)
+        restore.restore(edited, root=tmp_path)
     assert isinstance(e.value, SaveError) and e.value.exit_code == 1 and "\n" not in str(e.value)
     with pytest.raises(backups.UntrustedBackup):
-        backups.restore(edited, root=tmp_path, backup=newest)  # a Backup listed before the change is rechecked
+        restore.restore(edited, root=tmp_path, backup=newest)  # a Backup listed before the change is rechecked
     assert edited.read_bytes() == before
 
 
@@ -116,7 +117,7 @@ def test_restore_refuses_what_another_user_owns(edited, tmp_path, what):
     assert listed[0].untrusted == ("owned by another user (uid 65534)" if what == "file" else
                                    f"its directory {os.path.dirname(newest.path)} is owned by another user (uid 65534)")
     with pytest.raises(backups.UntrustedBackup, match="uid 65534"):
-        backups.restore(edited, root=tmp_path)
+        restore.restore(edited, root=tmp_path)
     assert edited.read_bytes() == before
 
 
@@ -126,11 +127,11 @@ def test_restore_refuses_a_symbolic_link_or_fifo(edited, tmp_path):
     os.symlink(tmp_path / "elsewhere", os.path.join(d, "20990101T000000.000000-0.bak"))
     assert backups.list_backups(edited)[0].untrusted == "not a regular file"
     with pytest.raises(backups.UntrustedBackup, match="not a regular file"):
-        backups.restore(edited, root=tmp_path)
+        restore.restore(edited, root=tmp_path)
     os.unlink(os.path.join(d, "20990101T000000.000000-0.bak"))
     os.mkfifo(os.path.join(d, "20990101T000000.000000-1.bak"))
     with pytest.raises(backups.UntrustedBackup, match="not a regular file"):
-        backups.restore(edited, root=tmp_path)
+        restore.restore(edited, root=tmp_path)
     assert PLANTED not in edited.read_bytes()
 
 

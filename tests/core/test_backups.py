@@ -10,7 +10,9 @@ import stat
 
 import pytest
 
-from sessionview.core.store import backups, save
+from sessionview.core.store import backups, restore, save
+from sessionview.core.store import steps as save_steps
+from sessionview.core.store.stamp import stamp_document
 from sessionview.core.doc.document import Document, Line
 from sessionview.core.errors import Conflict, Outside
 
@@ -27,7 +29,7 @@ WEIRD = (
 def save_edit(path, root, raw: bytes, **kw) -> save.SaveResult:
     doc = Document.load(path)
     try:
-        stamp = save.stamp_document(doc)
+        stamp = stamp_document(doc)
         new = doc.splice(1, 1, [Line(raw)])
         return save.save(path, lambda a: itertools.chain(new.iter_bytes(), [a]), stamp, root=root, **kw)
     finally:
@@ -117,12 +119,12 @@ def test_restore_twice_undoes_the_undo(session):
     save_edit(session, session.parent, b'{"edited":1}')
     edited = session.read_bytes()
     assert edited != WEIRD
-    r = backups.restore(session, root=session.parent)
+    r = restore.restore(session, root=session.parent)
     assert r.changed and session.read_bytes() == WEIRD
     assert pathlib.Path(r.backup.path).read_bytes() == edited  # the restore backed up first
-    r = backups.restore(session, root=session.parent)
+    r = restore.restore(session, root=session.parent)
     assert r.changed and session.read_bytes() == edited
-    r = backups.restore(session, root=session.parent)
+    r = restore.restore(session, root=session.parent)
     assert session.read_bytes() == WEIRD
     assert len(backups.list_backups(session)) == 4
 
@@ -135,8 +137,8 @@ def test_restore_keeps_lines_appended_during_it(session, monkeypatch):
             with open(session, "ab") as f:
                 f.write(b'\n{"late":1}\n')
 
-    monkeypatch.setattr(save, "_crash_hook", hook)
-    r = backups.restore(session, root=session.parent)
+    monkeypatch.setattr(save_steps, "hook", hook)
+    r = restore.restore(session, root=session.parent)
     assert session.read_bytes() == WEIRD + b'\n{"late":1}\n'
     assert r.rebased_bytes + r.carried_bytes == len(b'\n{"late":1}\n')
 
@@ -149,26 +151,26 @@ def test_restore_conflicts_with_a_concurrent_rewrite(session, monkeypatch):
             with open(session, "r+b") as f:
                 f.write(b"REWRITTEN")
 
-    monkeypatch.setattr(save, "_crash_hook", hook)
+    monkeypatch.setattr(save_steps, "hook", hook)
     with pytest.raises(Conflict, match="changed on disk"):
-        backups.restore(session, root=session.parent)
+        restore.restore(session, root=session.parent)
     assert session.read_bytes().startswith(b"REWRITTEN")
 
 
 def test_restore_without_backup_or_outside_root(session, tmp_path):
     with pytest.raises(backups.NoBackup):
-        backups.restore(session, root=session.parent)
+        restore.restore(session, root=session.parent)
     other = tmp_path / "elsewhere"
     other.mkdir()
     with pytest.raises(Outside):
-        backups.restore(session, root=other)
+        restore.restore(session, root=other)
 
 
 def test_no_op_restore_writes_nothing(session):
     save_edit(session, session.parent, b'{"edited":1}')
-    backups.restore(session, root=session.parent)
+    restore.restore(session, root=session.parent)
     newest = backups.list_backups(session)[0]
-    r = backups.restore(session, root=session.parent, backup=backups.list_backups(session)[-1])  # == current
+    r = restore.restore(session, root=session.parent, backup=backups.list_backups(session)[-1])  # == current
     assert not r.changed and backups.list_backups(session)[0] == newest
 
 

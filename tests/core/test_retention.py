@@ -10,14 +10,15 @@ import shutil
 import pytest
 
 from sessionview.config import ConfigError, load_config
-from sessionview.core.store import backups, retention, save
+from sessionview.core.store import backups, retention, save, sizes
+from sessionview.core.store.stamp import stamp_document
 from sessionview.core.doc.document import Document, Line
 
 
 def save_edit(path, root, raw: bytes) -> save.SaveResult:
     doc = Document.load(path)
     try:
-        stamp = save.stamp_document(doc)
+        stamp = stamp_document(doc)
         new = doc.splice(1, 1, [Line(raw)])
         return save.save(path, lambda a: itertools.chain(new.iter_bytes(), [a]), stamp, root=root)
     finally:
@@ -159,18 +160,18 @@ def test_a_broken_config_never_fails_a_save_and_prunes_nothing(tmp_path, config)
      ("100MB", 100 * 10**6), ("500mib", 500 * 1024**2), ("1k", 1024), ("7B", 7)],
 )
 def test_parse_size(text, value):
-    assert retention.parse_size(text) == value
+    assert sizes.parse_size(text) == value
 
 
 @pytest.mark.parametrize("bad", ["", "2 GiBs", "-1", "1e9", "lots", True, -5, 1.5, None])
 def test_parse_size_refuses_clearly(bad):
     with pytest.raises(ValueError, match="size"):
-        retention.parse_size(bad)
+        sizes.parse_size(bad)
 
 
 def test_format_size_and_describe():
-    assert retention.format_size(512) == "512 B"
-    assert retention.format_size(2 * 1024**3) == "2.0 GiB"
+    assert sizes.format_size(512) == "512 B"
+    assert sizes.format_size(2 * 1024**3) == "2.0 GiB"
     assert retention.Retention().describe() == "keeping the last 20 backups per file, 2.0 GiB in all"
     assert retention.Retention(1, 1536).describe() == "keeping the last backup per file, 1.5 KiB in all"
 

@@ -18,7 +18,8 @@ import time
 
 import pytest
 
-from sessionview.core.store import backups, save
+from sessionview.core.store import backups, paths, save, tmpfiles, writers, steps as save_steps
+from sessionview.core.store.stamp import stamp_bytes, stamp_document, stamp_file
 from sessionview.core.doc.document import Document, Line
 from sessionview.core.errors import (
     AnotherWriter,
@@ -63,7 +64,7 @@ def stop_child(p: subprocess.Popen) -> None:
 
 
 def temps(directory) -> list[str]:
-    return sorted(n for n in os.listdir(directory) if save.TMP_MARK in n)
+    return sorted(n for n in os.listdir(directory) if tmpfiles.TMP_MARK in n)
 
 
 @pytest.fixture
@@ -73,10 +74,10 @@ def hook():
 
     def install(fn):
         installed.append(fn)
-        save._crash_hook = fn
+        save_steps.hook = fn
 
     yield install
-    save._crash_hook = None
+    save_steps.hook = None
 
 
 @pytest.fixture
@@ -88,7 +89,7 @@ def session(tmp_path):
 
 def load(path):
     doc = Document.load(path)
-    return doc, save.stamp_document(doc)
+    return doc, stamp_document(doc)
 
 
 def edit_first(doc: Document, raw: bytes) -> Document:
@@ -108,8 +109,8 @@ def test_stamp_document_matches_the_bytes(session):
     assert (st.dev, st.ino, st.size, st.mtime_ns) == (s.st_dev, s.st_ino, len(OLD), s.st_mtime_ns)
     assert st.sha256 == hashlib.sha256(OLD).hexdigest()
     assert st.real_path == str(session.resolve())
-    assert save.stamp_bytes(session, OLD) == st
-    assert save.stamp_file(session) == st
+    assert stamp_bytes(session, OLD) == st
+    assert stamp_file(session) == st
     doc.close()
 
 
@@ -148,7 +149,7 @@ def test_atomic_write_keeps_mode_owner_and_leaves_no_temp(session, tmp_path, hoo
         assert os.getxattr(session, "user.sv-test") == b"kept"
     assert session.read_bytes() == new.to_bytes()
     assert temps(tmp_path) == []
-    assert r.stamp == save.stamp_file(session)
+    assert r.stamp == stamp_file(session)
     assert r.stamp.sha256 == hashlib.sha256(session.read_bytes()).hexdigest()
     assert r.size == len(session.read_bytes())
     doc.close()
@@ -171,10 +172,10 @@ def test_temp_names_never_look_like_sessions(tmp_path):
     fd = os.open(tmp_path, os.O_RDONLY)
     try:
         for base in ["a.jsonl", "b.json", "x" * 250 + ".jsonl"]:
-            tfd, name = save._create_tmp(fd, base)
+            tfd, name = tmpfiles.create_tmp(fd, base)
             os.close(tfd)
             assert not fnmatch.fnmatch(name, "*.jsonl") and not fnmatch.fnmatch(name, "*.json")
-            assert save.is_temp_name(name) and len(name) < 255
+            assert tmpfiles.is_temp_name(name) and len(name) < 255
     finally:
         os.close(fd)
 
@@ -468,13 +469,13 @@ def test_crash_at_every_step_leaves_old_or_new(tmp_path, locked):
         outcomes[n] = (p.stdout.split()[1] if crashed else "done", content == new)
         # restart: the app cleans up stale temp files
         now = time.time() + 1
-        save.cleanup_temp_files(d, older_than=now)
+        tmpfiles.cleanup_temp_files(d, older_than=now)
         assert temps(d) == []
         for b in backups.list_backups(path, state_dir=state):
             assert pathlib.Path(b.path).read_bytes() in (OLD, new)
         bdir = backups.backup_dir(path, state_dir=state)
         if os.path.isdir(bdir):
-            save.cleanup_temp_files(bdir)
+            tmpfiles.cleanup_temp_files(bdir)
             assert temps(bdir) == []
         if not crashed:
             assert content == new
@@ -500,8 +501,8 @@ def test_cleanup_keeps_a_temp_file_in_use(tmp_path):
         (tmp_path / name).write_bytes(b"z")
     p = start_child("hold", {"path": str(live), "flock": True})
     try:
-        assert save.cleanup_temp_files(tmp_path, older_than=0) == []  # both too new for that cut-off
-        removed = save.cleanup_temp_files(tmp_path)
+        assert tmpfiles.cleanup_temp_files(tmp_path, older_than=0) == []  # both too new for that cut-off
+        removed = tmpfiles.cleanup_temp_files(tmp_path)
     finally:
         stop_child(p)
     assert removed == [str(stale)]
@@ -617,7 +618,7 @@ def test_another_writer_is_refused_unless_forced(session, tmp_path):
         assert f"pid {p.pid}" in str(e.value) and "save_child.py" in str(e.value)
         assert e.value.writers[0][0] == p.pid and e.value.exit_code == 1
         assert session.read_bytes() == OLD
-        assert [w.pid for w in save.find_writers(session)] == [p.pid]
+        assert [w.pid for w in writers.find_writers(session)] == [p.pid]
         r = save.save(session, renderer(edit_first(doc, b"{}")), st, root=tmp_path, force=True)
         assert r.changed and any(str(p.pid) in w for w in r.warnings)
         assert session.read_bytes() == b"{}\n" + OLD.split(b"\n", 1)[1]
@@ -638,8 +639,8 @@ def test_readers_and_our_own_process_are_not_writers(session):
         )
         assert p.stdout.readline().strip() == "ready"
         try:
-            assert save.find_writers(session) == []
-            assert [w.pid for w in save.find_writers(session, include_self=True)] == [os.getpid()]
+            assert writers.find_writers(session) == []
+            assert [w.pid for w in writers.find_writers(session, include_self=True)] == [os.getpid()]
         finally:
             stop_child(p)
     finally:
@@ -679,7 +680,7 @@ def test_symlink_outside_root_is_refused(tmp_path):
         save.save(link, renderer(edit_first(doc, b"{}")), st, root=root)
     assert "outside" in str(e.value) and e.value.exit_code == 1
     assert target.read_bytes() == OLD and link.is_symlink()
-    assert save.default_root(link) == str(root)
+    assert paths.default_root(link) == str(root)
     doc.close()
 
 

@@ -4,6 +4,7 @@ owners and extended attributes."""
 from __future__ import annotations
 
 import errno
+import fcntl
 import itertools
 import json
 import os
@@ -18,8 +19,10 @@ import time
 
 import pytest
 
-from sessionview.core.store import save, stable
-from sessionview.core.doc.document import Document, Line, SourceChanged
+from sessionview.core.store import save, stable, tmpfiles, steps as save_steps
+from sessionview.core.store.stamp import stamp_document
+from sessionview.core.doc.document import Document, Line
+from sessionview.core.doc.linescan import SourceChanged
 from sessionview.core.errors import AttributesNotKept, Conflict, Rewriting, SaveError, WriteFailed
 
 CHILD = pathlib.Path(__file__).with_name("save_child.py")
@@ -27,12 +30,12 @@ OLD = b'{"role":"user","content":"hello"}\n{"role":"assistant","content":"hi"}\n
 
 
 def temps(directory) -> list[str]:
-    return sorted(n for n in os.listdir(directory) if save.TMP_MARK in n)
+    return sorted(n for n in os.listdir(directory) if tmpfiles.TMP_MARK in n)
 
 
 def load(path):
     doc = Document.load(path)
-    return doc, save.stamp_document(doc)
+    return doc, stamp_document(doc)
 
 
 def edit_first(doc: Document, raw: bytes) -> Document:
@@ -85,10 +88,10 @@ class Cmd:
 @pytest.fixture
 def hook():
     def install(fn):
-        save._crash_hook = fn
+        save_steps.hook = fn
 
     yield install
-    save._crash_hook = None
+    save_steps.hook = None
 
 
 @pytest.fixture
@@ -406,7 +409,7 @@ def test_a_live_saves_temp_file_is_never_removed(session, tmp_path):
         doc, st = load(other)
         save.save(other, renderer(edit_first(doc, b"{}")), st, root=tmp_path, state_dir=state)
         doc.close()
-        assert save.cleanup_temp_files(tmp_path) == []
+        assert tmpfiles.cleanup_temp_files(tmp_path) == []
         assert temps(tmp_path) == [live]
         assert p.stdin is not None
         p.stdin.write("go\n")
@@ -422,11 +425,11 @@ def test_a_live_saves_temp_file_is_never_removed(session, tmp_path):
 @pytest.mark.parametrize("fail", ["flock", "fstat"])
 def test_temp_file_creation_errors_leave_no_file(session, tmp_path, monkeypatch, fail):
     doc, st = load(session)
-    real_flock, real_fstat = save.fcntl.flock, save.os.fstat
+    real_flock, real_fstat = fcntl.flock, save.os.fstat
 
     def is_tmp(fd: int) -> bool:
         try:
-            return save.TMP_MARK in os.readlink(f"/proc/self/fd/{fd}")
+            return tmpfiles.TMP_MARK in os.readlink(f"/proc/self/fd/{fd}")
         except OSError:
             return False
 
@@ -441,7 +444,7 @@ def test_temp_file_creation_errors_leave_no_file(session, tmp_path, monkeypatch,
         return real_fstat(fd)
 
     if fail == "flock":
-        monkeypatch.setattr(save.fcntl, "flock", flock)
+        monkeypatch.setattr(fcntl, "flock", flock)
     else:
         monkeypatch.setattr(save.os, "fstat", fstat)
     with pytest.raises(WriteFailed):

@@ -205,9 +205,9 @@ def test_a_sessionview_save_in_another_process_is_an_append(path, tmp_path):
     new = msg("user", "from the other process") + msg("assistant", "✓")
     script = (
         "import sys\n"
-        "from sessionview.core.store import save\n"
+        "from sessionview.core.store import save, stamp\n"
         "path, data = sys.argv[1], bytes.fromhex(sys.argv[2])\n"
-        "save.save(path, lambda appended: [data, appended], save.stamp_file(path), root=sys.argv[3],"
+        "save.save(path, lambda appended: [data, appended], stamp.stamp_file(path), root=sys.argv[3],"
         " backup=False, state_dir=sys.argv[4])\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -375,7 +375,7 @@ def test_a_compaction_that_ends_inside_a_line_is_compacted_after_grace(path):
 def test_the_model_reads_the_adopted_file_also_after_its_index_is_attached(tmp_path):
     """After a rename-append the model reads the new file, even with a full index built from the old one."""
     from sessionview.core.doc.document import open_regular
-    from sessionview.core.tail import full_index
+    from sessionview.core.tail_open import full_index
     from sessionview.core.view.transcript import TranscriptModel
 
     p = tmp_path / "s.jsonl"

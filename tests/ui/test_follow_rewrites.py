@@ -71,9 +71,9 @@ async def test_another_process_saving_appended_lines_is_an_append(tmp_path):
     state.mkdir()
     script = (
         "import sys\n"
-        "from sessionview.core.store import save\n"
+        "from sessionview.core.store import save, stamp\n"
         "path, data = sys.argv[1], bytes.fromhex(sys.argv[2])\n"
-        "save.save(path, lambda appended: [data, appended], save.stamp_file(path), root=sys.argv[3],"
+        "save.save(path, lambda appended: [data, appended], stamp.stamp_file(path), root=sys.argv[3],"
         " backup=False, state_dir=sys.argv[4])\n"
     )
     app = SessionViewApp(p, clock=fixed_clock)

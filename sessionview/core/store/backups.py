@@ -31,8 +31,18 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable, Iterator
 
-from sessionview.core.store import save as _save
 from sessionview.core.errors import Conflict, SaveError
+from sessionview.core.store.fsio import (
+    NO_LIMIT,
+    O_CLOEXEC,
+    O_DIRECTORY,
+    O_NOFOLLOW,
+    O_NONBLOCK,
+    Limit,
+    read_range,
+    write_all,
+)
+from sessionview.core.store.tmpfiles import cleanup_temp_files, create_tmp
 
 __all__ = [
     "Backup",
@@ -44,17 +54,16 @@ __all__ = [
     "backup_dir",
     "list_backups",
     "write_backup",
-    "restore",
+    "write_unmerged",
+    "dir_distrust",
+    "scan_root",
     "STATE_ENV",
 ]
 
 STATE_ENV = "SESSIONVIEW_STATE_DIR"
 _NAME = re.compile(r"^(\d{8}T\d{6}\.\d{6})-(\d+)\.bak$")
 _TIME_FORMAT = "%Y%m%dT%H%M%S.%f"
-_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
-_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_KEY = re.compile(r"^[0-9a-f]{16}$")  # a backup directory's name
 _UNMERGED = re.compile(r"^(\d{8}T\d{6}\.\d{6})(?:-(\d+))?\.unmerged$")
 
 
@@ -115,7 +124,7 @@ def _distrust(st: os.stat_result) -> str:
     return ""
 
 
-def _dir_distrust(root: str, d: str | None = None) -> str:
+def dir_distrust(root: str, d: str | None = None) -> str:
     """Why the backups root or the per-file directory ``d`` is untrusted, or ``""`` (also when missing)."""
     for p, follow in ((root, True), (d, False)) if d is not None else ((root, True),):  # the root may be a link the user made; a file's dir not
         try:
@@ -147,7 +156,7 @@ def _mkdirs_private(path: str) -> None:
             os.mkdir(p, 0o700)
         except FileExistsError:
             continue  # made meanwhile by another process: the checks of the caller decide
-        fd = os.open(p, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC)
+        fd = os.open(p, os.O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         try:
             os.fchmod(fd, 0o700)
         finally:
@@ -171,14 +180,14 @@ def _private_dir(p: str, *, follow: bool, given: str | None) -> None:
 def _read_marker(d: str) -> bytes | None:
     """The ``path`` file of a backup directory, if it is a regular file of the user's own."""
     try:
-        fd = os.open(os.path.join(d, "path"), os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC)
+        fd = os.open(os.path.join(d, "path"), os.O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
     except OSError:
         return None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or _distrust(st) or st.st_size > 1 << 16:
             return None
-        return b"".join(_save._read_range(fd, 0, None))
+        return b"".join(read_range(fd, 0, None))
     except OSError:
         return None
     finally:
@@ -193,9 +202,9 @@ def _ensure_dir(real_path: str, state_dir: str | None, given: str | None = None)
     _private_dir(d, follow=False, given=given)
     want = os.fsencode(real_path)
     if _read_marker(d) != want:
-        dir_fd = os.open(d, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+        dir_fd = os.open(d, os.O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         try:
-            fd, tmp = _save._create_tmp(dir_fd, "path")
+            fd, tmp = create_tmp(dir_fd, "path")
             try:
                 os.write(fd, want)
                 os.fsync(fd)
@@ -222,32 +231,33 @@ def write_backup(
     verify: tuple[int, str] | None = None,
     step: Callable[[str], None] | None = None,
     given: str | None = None,
-    limit: "_save._Limit | None" = None,
+    limit: Limit | None = None,
 ) -> Backup:
     """Copy everything readable through ``src_fd`` into a new backup of ``real_path``.
 
     ``verify=(size, sha256hex)``: the first ``size`` bytes must hash to that, else :class:`Conflict`
-    (the file was rewritten while the save was running) and no backup is kept.
+    (the file was rewritten while the save was running) and no backup is kept. Nothing is pruned here:
+    the save applies the retention policy after (:func:`sessionview.core.store.retention.prune_after_backup`).
     """
     step = step or (lambda name: None)
     sd = os.fspath(state_dir) if state_dir is not None else None
     d = _ensure_dir(real_path, sd, given)
-    _save.cleanup_temp_files(d)
-    dir_fd = os.open(d, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+    cleanup_temp_files(d)
+    dir_fd = os.open(d, os.O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     try:
         now = datetime.now(timezone.utc)
         stem = now.strftime(_TIME_FORMAT)
-        fd, tmp = _save._create_tmp(dir_fd, stem + ".bak")
+        fd, tmp = create_tmp(dir_fd, stem + ".bak")
         linked_tmp = True
         try:
             step("backup:create")
             check_size, check_hex = verify if verify is not None else (0, hashlib.sha256().hexdigest())
             h = hashlib.sha256()
             pos = 0
-            for chunk in _save._read_range(src_fd, 0, None):
+            for chunk in read_range(src_fd, 0, None):
                 if pos < check_size:
                     h.update(chunk[: check_size - pos])
-                _save._write_all(fd, chunk, pos, limit or _save._NO_LIMIT)
+                write_all(fd, chunk, pos, limit or NO_LIMIT)
                 pos += len(chunk)
                 step("backup:write")
             if pos < check_size or h.hexdigest() != check_hex:
@@ -297,11 +307,7 @@ def write_backup(
             os.close(fd)
     finally:
         os.close(dir_fd)
-    made = Backup(os.path.join(d, name), now, pos, real_path, n)
-    from sessionview.core.store import retention
-
-    retention.prune_after_backup(made, state_dir=sd)  # never raises: the backup is kept whatever happens
-    return made
+    return Backup(os.path.join(d, name), now, pos, real_path, n)
 
 
 def write_unmerged(real_path: str, data: bytes, *, state_dir: str | os.PathLike[str] | None = None) -> str:
@@ -316,13 +322,13 @@ def write_unmerged(real_path: str, data: bytes, *, state_dir: str | os.PathLike[
     while True:
         p = os.path.join(d, f"{stem}{'-%d' % n if n else ''}.unmerged")
         try:
-            fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o600)
+            fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         except FileExistsError:
             n += 1
             continue
         break
     try:
-        _save._write_all(fd, data)
+        write_all(fd, data)
         os.fsync(fd)
     finally:
         os.close(fd)
@@ -361,7 +367,7 @@ def _entries(path: str | os.PathLike[str], state_dir: str | os.PathLike[str] | N
     original = os.fsdecode(marker) if marker is not None else real
     if original != real:  # a hash-prefix collision with another file: not ours
         return []
-    return sorted(_iter_entries(d, original, _dir_distrust(root, d), pattern, kind), key=lambda b: b.key, reverse=True)
+    return sorted(_iter_entries(d, original, dir_distrust(root, d), pattern, kind), key=lambda b: b.key, reverse=True)
 
 
 def list_backups(path: str | os.PathLike[str], *, state_dir: str | os.PathLike[str] | None = None) -> list[Backup]:
@@ -372,6 +378,30 @@ def list_backups(path: str | os.PathLike[str], *, state_dir: str | os.PathLike[s
 def list_unmerged(path: str | os.PathLike[str], *, state_dir: str | os.PathLike[str] | None = None) -> list[Backup]:
     """The unmerged-bytes files kept for ``path``, newest first (``kind == "unmerged"``)."""
     return _entries(path, state_dir, _UNMERGED, "unmerged")
+
+
+def scan_root(root: str) -> dict[str, tuple[list[Backup], list[Backup]]]:
+    """Per backup directory under ``root``: (backups, unmerged files), newest first, read through their ``path`` files."""
+    out = {}
+    try:
+        names = os.listdir(root)
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
+    for name in names:
+        if not _KEY.match(name):
+            continue
+        d = os.path.join(root, name)
+        if not os.path.isdir(d):
+            continue
+        marker = _read_marker(d)
+        original = os.fsdecode(marker) if marker is not None else ""
+        why = dir_distrust(root, d) or ("" if marker is not None else "no readable path file of yours")
+        found = []
+        for pattern, kind in ((_NAME, "backup"), (_UNMERGED, "unmerged")):
+            entries = _iter_entries(d, original, why, pattern, kind)
+            found.append(sorted(entries, key=lambda b: b.key, reverse=True))
+        out[d] = (found[0], found[1])
+    return out
 
 
 def _refusal(b: Backup, why: str, given: str | None) -> UntrustedBackup:
@@ -391,11 +421,11 @@ def open_backup(b: Backup, given: str | None = None) -> int:
     if b.untrusted:
         raise _refusal(b, b.untrusted, given)
     d = os.path.dirname(b.path)
-    why = _dir_distrust(os.path.dirname(d), d)
+    why = dir_distrust(os.path.dirname(d), d)
     if why:
         raise _refusal(b, why, given)
     try:
-        fd = os.open(b.path, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC)
+        fd = os.open(b.path, os.O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
     except FileNotFoundError:
         raise NoBackup(f"refused: the backup {b.path} is gone (pruned or removed meanwhile)", given) from None
     except OSError as exc:
@@ -411,49 +441,3 @@ def open_backup(b: Backup, given: str | None = None) -> int:
         os.close(fd)
         raise
     return fd
-
-
-def restore(
-    path: str | os.PathLike[str],
-    *,
-    root: str | os.PathLike[str],
-    force: bool = False,
-    state_dir: str | os.PathLike[str] | None = None,
-    lock_path: str | os.PathLike[str] | None = None,
-    backup: Backup | None = None,
-) -> _save.SaveResult:
-    """Put the newest backup (or ``backup``) back, through :func:`save.save` with all its checks.
-
-    The file is stamped as it is now, so a change made between this call's read and its write is still a
-    conflict. The restore makes a backup of the current content first: a second restore undoes the first.
-    Lines appended while the restore runs are kept after the restored content.
-    """
-    given = os.fspath(path)
-    real = _save.resolve_inside(given, root)
-    if backup is None:
-        found = list_backups(real, state_dir=state_dir)
-        if not found:
-            raise NoBackup(f"refused: there is no backup of {given} to restore", given)
-        backup = found[0]
-    chosen = backup
-    src = open_backup(chosen, given)
-    try:
-        return _restore_from(given, real, chosen, src, root=root, force=force, state_dir=state_dir,
-                             lock_path=lock_path)
-    finally:
-        os.close(src)
-
-
-def _restore_from(given: str, real: str, chosen: Backup, src: int, **kw: object) -> _save.SaveResult:
-    try:
-        stamp = _save.stamp_file(real)
-    except FileNotFoundError:
-        raise Conflict(f"conflict: {given} changed on disk (it no longer exists); restore it by hand from "
-                       f"{chosen.path}", given) from None
-    stamp = _save.LoadStamp(given, stamp.real_path, stamp.dev, stamp.ino, stamp.size, stamp.mtime_ns, stamp.sha256)
-
-    def render(appended: bytes) -> Iterator[bytes]:
-        yield from _save._read_range(src, 0, None)
-        yield appended
-
-    return _save.save(given, render, stamp, backup=True, **kw)  # type: ignore[arg-type]

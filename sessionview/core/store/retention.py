@@ -16,45 +16,15 @@ and is applied after every backup is written (:func:`prune_after_backup`) and by
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 
 from sessionview.core.store import backups as _backups
+from sessionview.core.store.sizes import format_size, parse_size
 
-__all__ = ["Retention", "PruneReport", "parse_size", "format_size", "prune", "current_retention", "usage"]
+__all__ = ["Retention", "PruneReport", "prune", "prune_after_backup", "current_retention", "usage"]
 
 DEFAULT_KEEP = 20
 DEFAULT_MAX_BYTES = 2 * 1024**3
-_KEY = re.compile(r"^[0-9a-f]{16}$")
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$", re.IGNORECASE)
-_UNITS = {"": 1, "b": 1}
-for _i, _p in enumerate("kmgt", 1):
-    _UNITS[_p] = _UNITS[_p + "i"] = _UNITS[_p + "ib"] = 1024**_i
-    _UNITS[_p + "b"] = 1000**_i
-SIZE_HELP = 'a number of bytes, or a size such as "500MiB" or "2GiB" (K, M, G, T: powers of 1024; KB, MB...: of 1000)'
-
-
-def parse_size(value: object, what: str = "size") -> int:
-    """Bytes from an int, or a string such as ``"2GiB"``, ``"500 MiB"``, ``"1.5G"``, ``"100MB"``; else ValueError."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        if value < 0:
-            raise ValueError(f"{what} must not be negative (got {value})")
-        return value
-    if isinstance(value, str):
-        m = _SIZE.match(value)
-        if m and m.group(2).lower() in _UNITS:
-            return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
-    raise ValueError(f"{what} must be {SIZE_HELP}; got {value!r}")
-
-
-def format_size(n: int) -> str:
-    """``512 B``, ``1.5 KiB``, ``2.0 GiB``."""
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if size < 1024 or unit == "TiB":
-            return f"{n} B" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"  # pragma: no cover
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,30 +69,6 @@ class PruneReport:
         return sum(b.size for b in self.kept)
 
 
-def _groups(root: str) -> dict[str, tuple[list[_backups.Backup], list[_backups.Backup]]]:
-    """Per backup directory: (backups, unmerged files), newest first, read through their ``path`` files."""
-    out = {}
-    try:
-        names = os.listdir(root)
-    except (FileNotFoundError, NotADirectoryError):
-        return {}
-    for name in names:
-        if not _KEY.match(name):
-            continue
-        d = os.path.join(root, name)
-        if not os.path.isdir(d):
-            continue
-        marker = _backups._read_marker(d)
-        original = os.fsdecode(marker) if marker is not None else ""
-        why = _backups._dir_distrust(root, d) or ("" if marker is not None else "no readable path file of yours")
-        found = []
-        for pattern, kind in ((_backups._NAME, "backup"), (_backups._UNMERGED, "unmerged")):
-            entries = _backups._iter_entries(d, original, why, pattern, kind)
-            found.append(sorted(entries, key=lambda b: b.key, reverse=True))
-        out[d] = (found[0], found[1])
-    return out
-
-
 def prune(
     paths: list[str] | None = None,
     *,
@@ -139,10 +85,10 @@ def prune(
     """
     policy = retention or current_retention()
     root = _backups.backups_root(state_dir)
-    why = _backups._dir_distrust(root)
+    why = _backups.dir_distrust(root)
     if why:
         raise _backups.UntrustedBackup(f"refused: the backups root is not yours to trust ({why}); nothing was pruned", root)
-    groups = _groups(root)
+    groups = _backups.scan_root(root)
     chosen = None if paths is None else {_backups.backup_dir(p, state_dir) for p in paths}
     report = PruneReport(policy, dry_run=dry_run)
     remove: set[str] = set()
@@ -188,7 +134,7 @@ def prune(
 def usage(state_dir: str | os.PathLike[str] | None = None) -> int:
     """Bytes of every trusted backup under the root (unmerged files not counted)."""
     root = _backups.backups_root(state_dir)
-    return sum(b.size for baks, _ in _groups(root).values() for b in baks if not b.untrusted)
+    return sum(b.size for baks, _ in _backups.scan_root(root).values() for b in baks if not b.untrusted)
 
 
 def prune_after_backup(made: _backups.Backup, *, state_dir: str | None) -> PruneReport | None:

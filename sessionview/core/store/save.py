@@ -21,159 +21,55 @@ kept beside the backups and reported (``SaveResult.not_carried_bytes``, ``kept_p
 A truncation or rewrite met during the save is a :class:`~sessionview.core.errors.Rewriting` conflict. A byte-exact backup
 of the file goes to the state directory before every replacement (:mod:`sessionview.core.store.backups`).
 
-Everything here is stdlib only and Linux-first (``/proc`` for writer detection, file leases to see when
+The parts: :mod:`.stamp` (load stamps), :mod:`.paths` (containment), :mod:`.tmpfiles`, :mod:`.fsio`,
+:mod:`.writers` (``/proc`` and leases), :mod:`.lock` (the LittleGhost store lock), :mod:`.staging` (the
+files of one save) and :mod:`.merge` (after the rename). Everything is stdlib only and Linux-first (``/proc`` for writer detection, file leases to see when
 the replaced inode has no writer left); elsewhere those checks degrade to no-ops.
 """
 
 from __future__ import annotations
 
 import errno
-import fcntl
-import hashlib
 import os
-import re
-import secrets
-import signal
 import stat
-import sys
-import threading
-import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
-from sessionview.core.doc.document import Document, SourceChanged
+from sessionview.core.doc.linescan import SourceChanged
 from sessionview.core.errors import (
     AnotherWriter,
-    AttributesNotKept,
     Conflict,
     HardLinked,
-    Locked,
-    Outside,
     Rewriting,
     SaveError,
-    WriteFailed,
     write_failed,
 )
+from sessionview.core.store import backups, fsio, retention
+from sessionview.core.store.backups import Backup
+from sessionview.core.store.fsio import (
+    O_CLOEXEC,
+    O_DIRECTORY,
+    O_NOFOLLOW,
+    O_NONBLOCK,
+    Limit,
+    fsync_dir,
+    hash_prefix,
+    ignore_sigxfsz,
+    prefix_matches,
+    read_all,
+)
+from sessionview.core.store.lock import LOCK_TIMEOUT, store_lock
+from sessionview.core.store.merge import Merge
+from sessionview.core.store.paths import resolve_inside
+from sessionview.core.store.stamp import LoadStamp
+from sessionview.core.store.staging import Staging, TempFile
+from sessionview.core.store.steps import step
+from sessionview.core.store.tmpfiles import cleanup_temp_files
+from sessionview.core.store.writers import Writer, find_writers
 
-if TYPE_CHECKING:
-    from sessionview.core.store.backups import Backup
+__all__ = ["SaveResult", "save", "SETTLE_TIMEOUT"]
 
-__all__ = [
-    "LoadStamp",
-    "SaveResult",
-    "Writer",
-    "save",
-    "stamp_document",
-    "stamp_bytes",
-    "stamp_file",
-    "resolve_inside",
-    "default_root",
-    "find_writers",
-    "cleanup_temp_files",
-    "is_temp_name",
-    "TMP_MARK",
-    "SaveError",
-    "Conflict",
-    "Rewriting",
-    "AttributesNotKept",
-    "AnotherWriter",
-    "Outside",
-    "HardLinked",
-    "Locked",
-    "WriteFailed",
-]
-
-CHUNK = 1024 * 1024
-TMP_MARK = ".sv-tmp-"
-LOCK_TIMEOUT = 2.0  # seconds to wait for a LittleGhost store lock
 SETTLE_TIMEOUT = 1.0  # seconds to wait, after the rename, for writers of the old inode to finish
-MAX_MERGE_ROUNDS = 5
-
-_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
-_F_SETLEASE = getattr(fcntl, "F_SETLEASE", 1024 if sys.platform.startswith("linux") else None)
-
-#: Test hook: called with a step name right after each filesystem operation of a save. A crash test sets
-#: it to a function that kills the process at the N-th call; other tests use it to interleave writers.
-_crash_hook: Callable[[str], None] | None = None
-
-
-def _step(name: str) -> None:
-    hook = _crash_hook
-    if hook is not None:
-        hook(name)
-
-
-# -- stamps ----------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class LoadStamp:
-    """What was loaded: enough to tell later whether the file on disk is still that file."""
-
-    path: str  # as given
-    real_path: str
-    dev: int
-    ino: int
-    size: int
-    mtime_ns: int
-    sha256: str  # hex digest of the ``size`` loaded bytes
-
-
-def stamp_document(doc: Document) -> LoadStamp:
-    """The stamp of a loaded :class:`Document` (hashes its source incrementally, never whole).
-
-    Take it right after loading: unless the document computed its digest while loading, the hash is read
-    now through its open file descriptor, so a file rewritten in place since then would be stamped as it
-    is now, not as it was loaded.
-    """
-    if doc.path is None:
-        raise ValueError("the document has no path")
-    st = getattr(doc, "loaded_stat", None)  # the stat taken at load, when the document keeps one
-    if st is None:
-        fd = getattr(doc, "_fd", None)
-        st = os.fstat(fd) if fd is not None else os.stat(doc.path)
-    try:
-        digest = doc.source_digest()
-    except SourceChanged as exc:
-        raise Conflict(f"conflict: {doc.path} changed on disk while it was being loaded ({exc})", doc.path) from exc
-    return LoadStamp(
-        doc.path, os.path.realpath(doc.path), st.st_dev, st.st_ino, doc.source.size, st.st_mtime_ns, digest
-    )
-
-
-def stamp_bytes(path: str | os.PathLike[str], data: bytes, st: os.stat_result | None = None) -> LoadStamp:
-    """The stamp of a whole-file format loaded as ``data`` from ``path`` (``st``: its stat, if known)."""
-    p = os.fspath(path)
-    if st is None:
-        st = os.stat(p)
-    return LoadStamp(
-        p, os.path.realpath(p), st.st_dev, st.st_ino, len(data), st.st_mtime_ns, hashlib.sha256(data).hexdigest()
-    )
-
-
-def stamp_file(path: str | os.PathLike[str]) -> LoadStamp:
-    """The stamp of the file as it is on disk now, hashed in chunks."""
-    p = os.fspath(path)
-    fd = os.open(p, os.O_RDONLY | _O_CLOEXEC | _O_NONBLOCK)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", p)
-        h = hashlib.sha256()
-        size = 0
-        for chunk in _read_range(fd, 0, None):
-            h.update(chunk)
-            size += len(chunk)
-    finally:
-        os.close(fd)
-    return LoadStamp(p, os.path.realpath(p), st.st_dev, st.st_ino, size, st.st_mtime_ns, h.hexdigest())
-
-
-# -- results ---------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,521 +79,13 @@ class SaveResult:
     changed: bool  # False: the content was already on disk, nothing was written
     size: int  # size of the file as saved (including carried-over appends)
     stamp: LoadStamp | None  # stamp of what is now on disk, for further saves without reloading
-    backup: "Backup | None" = None  # the backup of the replaced content
+    backup: Backup | None = None  # the backup of the replaced content
     rebased_bytes: int = 0  # bytes appended since load that render() received
     carried_bytes: int = 0  # bytes appended during the save, copied into the new file
     lost_partial_bytes: int = 0  # an unfinished last line that could not be carried over
     warnings: tuple[str, ...] = field(default_factory=tuple)
     not_carried_bytes: int = 0  # bytes another process wrote that are NOT in the new file (see kept_paths)
     kept_paths: tuple[str, ...] = ()  # files in the state directory holding those bytes
-
-
-# -- paths -----------------------------------------------------------------------------------------
-
-
-def default_root(path: str | os.PathLike[str]) -> str:
-    """The CLI's root: the directory holding the path as given, before links are resolved."""
-    return os.path.dirname(os.path.abspath(os.fspath(path)))
-
-
-def _within(child: str, parent: str) -> bool:
-    try:
-        return os.path.commonpath([child, parent]) == parent
-    except ValueError:
-        return False
-
-
-def resolve_inside(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> str:
-    """The real path of ``path``; raise :class:`Outside` unless it lies inside ``root``."""
-    given = os.fspath(path)
-    real = os.path.realpath(given)
-    root_real = os.path.realpath(os.fspath(root))
-    if not _within(real, root_real):
-        if os.path.islink(given) or real != os.path.abspath(given):
-            raise Outside(f"refused: {given} is a link to {real}, outside {os.fspath(root)}", given)
-        raise Outside(f"refused: {given} lies outside {os.fspath(root)}", given)
-    return real
-
-
-# -- temporary files -------------------------------------------------------------------------------
-
-
-_TMP_NAME = re.compile(r"\A\..+" + re.escape(TMP_MARK) + r"[0-9a-f]{12}\Z", re.DOTALL)
-_NO_LOCKS = (errno.ENOLCK, errno.EINVAL, errno.ENOTSUP, getattr(errno, "EOPNOTSUPP", -1))
-
-
-def is_temp_name(name: str) -> bool:
-    """Whether ``name`` is one of sessionview's temporary names (``.<base>.sv-tmp-<12 hex digits>``)."""
-    return _TMP_NAME.match(name) is not None
-
-
-def _unlink_if_same(dir_fd: int, name: str, st: os.stat_result | None) -> None:
-    """Remove our temporary ``name`` after a failure (``st``: its fstat, when known, to be sure it is ours)."""
-    try:
-        if st is not None:
-            now = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-            if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
-                return
-        os.unlink(name, dir_fd=dir_fd)
-    except OSError:
-        pass
-
-
-def _create_tmp(dir_fd: int, base: str, mode: int = 0o600) -> tuple[int, str]:
-    """Create ``.<base>.sv-tmp-<random>`` exclusively in ``dir_fd``, read-write and append-only, locked.
-
-    The name never ends in ``.jsonl`` or ``.json``. The flock marks the file as alive: a stale temp file
-    (its process died) is one nobody holds locked (see :func:`cleanup_temp_files`). On any failure the
-    file is removed again.
-    """
-    stem = base[:200]
-    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_APPEND | _O_CLOEXEC | _O_NOFOLLOW
-    for _ in range(100):
-        name = f".{stem}{TMP_MARK}{secrets.token_hex(6)}"
-        try:
-            fd = os.open(name, flags, mode, dir_fd=dir_fd)
-        except FileExistsError:
-            continue
-        mine: os.stat_result | None = None
-        try:
-            mine = os.fstat(fd)
-            # a concurrent cleanup may hold the lock for a moment and then remove the file: wait for
-            # the lock, then make sure the name is still ours
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            except OSError as exc:
-                if exc.errno not in _NO_LOCKS:
-                    raise
-                return fd, name  # no locks on this file system: cleanup never removes such files
-            named = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-            if (mine.st_dev, mine.st_ino) == (named.st_dev, named.st_ino):
-                return fd, name
-        except FileNotFoundError:
-            pass
-        except BaseException:
-            _unlink_if_same(dir_fd, name, mine)
-            os.close(fd)
-            raise
-        os.close(fd)
-    raise OSError(errno.EEXIST, "could not create a unique temporary file")
-
-
-def cleanup_temp_files(directory: str | os.PathLike[str], *, older_than: float | None = None) -> list[str]:
-    """Remove stale temporary files (``.<name>.sv-tmp-<hex>``) left in ``directory`` by a save that died.
-
-    A temp file is stale when no live process holds its flock (a saver holds it from creation until it
-    is done; the kernel drops it when the process dies, even by SIGKILL). Where flocks are unsupported
-    nothing is removed. With ``older_than`` (a ``time.time()`` value) only files last modified before
-    then go. Only sessionview's own temp names are touched. Returns the paths removed.
-    Every save calls this for its directory; the app calls it for the directory it opens.
-    """
-    d = os.fspath(directory)
-    removed: list[str] = []
-    try:
-        names = [n for n in os.listdir(d) if TMP_MARK in n]
-    except OSError:
-        return removed
-    for name in names:
-        if not is_temp_name(name):
-            continue
-        p = os.path.join(d, name)
-        try:
-            st = os.lstat(p)
-            if not stat.S_ISREG(st.st_mode):
-                continue
-            if older_than is not None and st.st_mtime >= older_than:
-                continue
-            fd = os.open(p, os.O_RDONLY | _O_CLOEXEC | _O_NOFOLLOW | _O_NONBLOCK)
-        except OSError:
-            continue
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                continue  # held by a save in progress, or no locks here: cannot tell, keep it
-            st2 = os.fstat(fd)
-            if (st2.st_dev, st2.st_ino) != (st.st_dev, st.st_ino):
-                continue
-            now = os.lstat(p)
-            if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
-                continue
-            os.unlink(p)
-            removed.append(p)
-        except OSError:
-            continue
-        finally:
-            os.close(fd)
-    return removed
-
-
-# -- low-level I/O ---------------------------------------------------------------------------------
-
-
-def _read_range(fd: int, start: int, end: int | None) -> Iterator[bytes]:
-    """Chunks of ``[start, end)`` (``end=None``: to the end of file as it is while reading)."""
-    pos = start
-    while end is None or pos < end:
-        size = CHUNK if end is None else min(CHUNK, end - pos)
-        data = os.pread(fd, size, pos)
-        if not data:
-            return
-        yield data
-        pos += len(data)
-
-
-def _read_all(fd: int, start: int) -> bytes:
-    return b"".join(_read_range(fd, start, None))
-
-
-def _hash_prefix(fd: int, size: int) -> tuple["hashlib._Hash", int]:
-    h = hashlib.sha256()
-    got = 0
-    for chunk in _read_range(fd, 0, size):
-        h.update(chunk)
-        got += len(chunk)
-    return h, got
-
-
-def _prefix_matches(fd: int, size: int, hexdigest: str) -> bool:
-    h, got = _hash_prefix(fd, size)
-    return got == size and h.hexdigest() == hexdigest
-
-
-class _Limit:
-    """The RLIMIT_FSIZE check for writes from threads where SIGXFSZ cannot be ignored."""
-
-    def __init__(self, active: bool) -> None:
-        self.limit: int | None = None
-        if active:
-            try:
-                import resource
-
-                soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
-                if soft != resource.RLIM_INFINITY:
-                    self.limit = soft
-            except (ImportError, OSError, ValueError):
-                pass
-
-    def check(self, pos: int, size: int) -> None:
-        if self.limit is not None and pos + size > self.limit:
-            raise OSError(errno.EFBIG, os.strerror(errno.EFBIG))
-
-
-_NO_LIMIT = _Limit(False)
-
-
-def _write_all(fd: int, data: bytes | memoryview, pos: int = 0, limit: _Limit = _NO_LIMIT) -> int:
-    limit.check(pos, len(data))
-    mv = memoryview(data)
-    total = len(mv)
-    while mv:
-        n = os.write(fd, mv)
-        if n <= 0:
-            raise OSError(errno.EIO, "write returned no progress")
-        mv = mv[n:]
-    return total
-
-
-@contextmanager
-def _ignore_sigxfsz() -> Iterator[bool]:
-    """Ignore SIGXFSZ while writing so a file size limit gives EFBIG instead of killing the process.
-
-    Only the main thread may change signal handlers; yields whether it could (else the caller checks the
-    limit itself before each write).
-    """
-    sig = getattr(signal, "SIGXFSZ", None)
-    if sig is None or threading.current_thread() is not threading.main_thread():
-        yield False
-        return
-    try:
-        old = signal.signal(sig, signal.SIG_IGN)
-    except (ValueError, OSError):
-        yield False
-        return
-    try:
-        yield True
-    finally:
-        signal.signal(sig, old if old is not None else signal.SIG_DFL)
-
-
-def _fsync_dir(dir_fd: int) -> str | None:
-    """fsync a directory; returns a warning instead of raising (the rename already happened)."""
-    try:
-        os.fsync(dir_fd)
-    except OSError as exc:
-        if exc.errno in (errno.EINVAL, errno.ENOTSUP, getattr(errno, "EOPNOTSUPP", -1)):
-            return None  # the file system does not support it
-        return f"the directory could not be synced to disk ({exc.strerror}); the save may not survive a power cut"
-    return None
-
-
-def _stat_key(st: os.stat_result) -> tuple[int, int, int, int, int]:
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
-def _owner(uid: int, gid: int) -> str:
-    try:
-        import grp
-        import pwd
-
-        user = pwd.getpwuid(uid).pw_name
-    except (ImportError, KeyError):
-        user = str(uid)
-    try:
-        group = grp.getgrgid(gid).gr_name
-    except (ImportError, KeyError, NameError):
-        group = str(gid)
-    return f"{user}:{group}"
-
-
-def _copy_attrs(src_fd: int, dst_fd: int, st: os.stat_result, given: str = "") -> None:
-    """Give the new file the original's owner, mode and extended attributes, or refuse.
-
-    Raises :class:`AttributesNotKept` when the owner or an extended attribute cannot be kept: a save
-    never silently gives a file away or drops its attributes.
-    """
-    who = given or "the file"
-    mine = os.fstat(dst_fd)
-    if (mine.st_uid, mine.st_gid) != (st.st_uid, st.st_gid):
-        try:
-            os.fchown(dst_fd, st.st_uid, st.st_gid)
-        except OSError as exc:
-            raise AttributesNotKept(
-                f"refused: saving {who} would change its owner from {_owner(st.st_uid, st.st_gid)} to "
-                f"{_owner(mine.st_uid, mine.st_gid)} ({exc.strerror} giving the new file the original owner; "
-                "save it as its owner or as root); nothing was written",
-                given or None,
-            ) from None
-    os.fchmod(dst_fd, stat.S_IMODE(st.st_mode))
-    listxattr = getattr(os, "listxattr", None)
-    if listxattr is None:
-        return
-    try:
-        names = listxattr(src_fd)
-    except OSError as exc:
-        if exc.errno in _NO_LOCKS:  # ENOTSUP: this file system has no extended attributes
-            return
-        raise AttributesNotKept(
-            f"refused: could not read the extended attributes of {who} ({exc.strerror}); nothing was written",
-            given or None,
-        ) from None
-    for name in names:
-        try:
-            value = os.getxattr(src_fd, name)
-        except OSError as exc:
-            if exc.errno == getattr(errno, "ENODATA", -1):
-                continue  # removed meanwhile
-            raise AttributesNotKept(
-                f"refused: could not read the extended attribute {name} of {who} ({exc.strerror}); nothing was written",
-                given or None,
-            ) from None
-        try:
-            if os.getxattr(dst_fd, name) == value:
-                continue  # already there (a label the file system gives every new file)
-        except OSError:
-            pass
-        try:
-            os.setxattr(dst_fd, name, value)
-        except OSError as exc:
-            raise AttributesNotKept(
-                f"refused: saving {who} would drop its extended attribute {name} ({exc.strerror} copying it); "
-                "nothing was written",
-                given or None,
-            ) from None
-
-
-# -- writers ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Writer:
-    pid: int
-    fd: int
-    command: str
-
-    def describe(self) -> str:
-        return f"pid {self.pid} ({self.command})"
-
-
-def _command(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            raw = f.read(4096)
-        cmd = " ".join(os.fsdecode(p) for p in raw.split(b"\0") if p)
-        if cmd:
-            return cmd if len(cmd) <= 200 else cmd[:199] + "…"
-    except OSError:
-        pass
-    try:
-        with open(f"/proc/{pid}/comm", "rb") as f:
-            return os.fsdecode(f.read().strip()) or "?"
-    except OSError:
-        return "?"
-
-
-def _scan_writers(real: str, dev: int, ino: int, *, include_self: bool) -> list[tuple[int, int]]:
-    """(pid, fd) of every open file description on inode (dev, ino) with write access, from /proc."""
-    found: list[tuple[int, int]] = []
-    base = os.path.basename(real)
-    me = os.getpid()
-    try:
-        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
-    except OSError:
-        return found
-    for pid in pids:
-        if pid == me and not include_self:
-            continue
-        fd_dir = f"/proc/{pid}/fd"
-        try:
-            fds = os.listdir(fd_dir)
-        except OSError:
-            continue
-        for name in fds:
-            link = f"{fd_dir}/{name}"
-            try:
-                target = os.readlink(link)
-            except OSError:
-                continue
-            # cheap filter before stat: the kernel shows the path the file was opened by (links
-            # resolved), possibly through another mount, with " (deleted)" once it is unlinked
-            if target.endswith(" (deleted)"):
-                target = target[: -len(" (deleted)")]
-            if os.path.basename(target) != base:
-                continue
-            try:
-                st = os.stat(link)
-            except OSError:
-                continue
-            if (st.st_dev, st.st_ino) != (dev, ino):
-                continue
-            try:
-                with open(f"/proc/{pid}/fdinfo/{name}", "rb") as f:
-                    info = f.read(4096)
-            except OSError:
-                continue
-            for line in info.splitlines():
-                if line.startswith(b"flags:"):
-                    flags = int(line.split()[1], 8)
-                    if flags & os.O_ACCMODE in (os.O_WRONLY, os.O_RDWR):
-                        found.append((pid, int(name)))
-                    break
-    return found
-
-
-def find_writers(
-    path: str | os.PathLike[str],
-    st: os.stat_result | None = None,
-    *,
-    include_self: bool = False,
-    persistent: bool = True,
-) -> list[Writer]:
-    """Processes that have the file open for writing (Linux /proc; elsewhere an empty list).
-
-    With ``persistent`` a process must be seen in every one of a few scans spread over ~20 ms, so a
-    writer that opens, appends and closes the file for every line (which a save handles) is not
-    mistaken for one that keeps it open (whose later writes would go to the replaced file).
-    """
-    real = os.path.realpath(os.fspath(path))
-    if st is None:
-        try:
-            st = os.stat(real)
-        except OSError:
-            return []
-    if not os.path.isdir("/proc/self/fd"):
-        return []
-    seen = set(_scan_writers(real, st.st_dev, st.st_ino, include_self=include_self))
-    if persistent:
-        for pause in (0.002, 0.005, 0.012):
-            if not seen:
-                break
-            time.sleep(pause)
-            seen &= set(_scan_writers(real, st.st_dev, st.st_ino, include_self=include_self))
-    return [Writer(pid, fd, _command(pid)) for pid, fd in sorted(seen)]
-
-
-def _lease_probe(fd: int) -> bool | None:
-    """Whether anyone has the inode of ``fd`` (opened read-only) open for writing, via a read lease.
-
-    Only used on a replaced (unlinked) inode, which nobody can open by name any more, so holding the lease
-    for a moment cannot block another process. Returns None when leases are unavailable.
-    """
-    if _F_SETLEASE is None:
-        return None
-    try:
-        fcntl.fcntl(fd, _F_SETLEASE, fcntl.F_RDLCK)
-    except OSError as exc:
-        if exc.errno == errno.EAGAIN:
-            return True
-        return None
-    try:
-        fcntl.fcntl(fd, _F_SETLEASE, fcntl.F_UNLCK)
-    except OSError:
-        pass
-    return False
-
-
-# -- the lock --------------------------------------------------------------------------------------
-
-
-def _lock_holder(st: os.stat_result) -> str:
-    """Best effort: who holds a flock on this inode (from /proc/locks)."""
-    try:
-        with open("/proc/locks", "rb") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return ""
-    for line in lines:
-        parts = line.split()
-        if b"FLOCK" not in parts:
-            continue
-        for i, p in enumerate(parts):
-            if p.count(b":") == 2:
-                try:
-                    ino = int(p.rsplit(b":", 1)[1])
-                    pid = int(parts[i - 1])
-                except (ValueError, IndexError):
-                    break
-                if ino == st.st_ino and pid > 0:
-                    return f" by pid {pid} ({_command(pid)})"
-                break
-    return ""
-
-
-@contextmanager
-def _store_lock(lock_path: str | os.PathLike[str] | None, timeout: float, given: str) -> Iterator[None]:
-    if lock_path is None:
-        yield
-        return
-    lp = os.fspath(lock_path)
-    try:
-        fd = os.open(lp, os.O_RDWR | os.O_CREAT | _O_CLOEXEC | _O_NOFOLLOW, 0o600)
-    except OSError as exc:
-        raise _failed(exc, "opening the lock file", given) from exc
-    try:
-        deadline = time.monotonic() + timeout
-        delay = 0.002
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    who = _lock_holder(os.fstat(fd))
-                    raise Locked(
-                        f"refused: {given} is locked: {lp} is held{who}; the store is being written, try again",
-                        given,
-                    ) from None
-                time.sleep(delay)
-                delay = min(delay * 2, 0.05)
-            except OSError as exc:
-                raise _failed(exc, "locking the store", given) from exc
-        _step("lock")
-        yield
-    finally:
-        os.close(fd)  # releases the flock
-
-
-# -- the save --------------------------------------------------------------------------------------
 
 
 def _changed_on_disk(given: str, why: str) -> Conflict:
@@ -715,25 +103,19 @@ def _rewriting(given: str, why: str = "rewritten by another program") -> Rewriti
     return Rewriting(f"conflict: {given} changed on disk during the save ({why}); nothing was written", given)
 
 
-class _Tmp:
-    """A temporary file being written: its fd (read-write, append), name, size and running hash."""
+@dataclass(frozen=True, slots=True)
+class _Loaded:
+    """What :meth:`_Save.open_and_check` found: the bytes appended since load, and the file as read."""
 
-    def __init__(self, fd: int, name: str) -> None:
-        self.fd = fd
-        self.name = name
-        self.size = 0
-        self.hash = hashlib.sha256()
-        self.linked = True  # still under its temporary name
-
-    def write(self, data: bytes, limit: _Limit) -> None:
-        if not data:
-            return
-        _write_all(self.fd, data, self.size, limit)
-        self.size += len(data)
-        self.hash.update(data)
+    appended: bytes
+    size: int  # R: the stamp's size plus the appended bytes
+    sha256: str  # h_R: their hash
+    st: os.stat_result
 
 
 class _Save:
+    """One save, step by step (see :meth:`run`); every descriptor it opens is in ``self.files``."""
+
     def __init__(
         self,
         given: str,
@@ -744,88 +126,71 @@ class _Save:
         backup: bool,
         state_dir: str | None,
         settle_timeout: float,
-        limit: _Limit,
+        limit: Limit,
     ) -> None:
         self.given = given
         self.real = real
-        self.dir = os.path.dirname(real)
-        self.base = os.path.basename(real)
         self.stamp = stamp
         self.force = force
         self.backup = backup
         self.state_dir = state_dir
         self.settle_timeout = settle_timeout
         self.limit = limit
-        self.dir_fd = -1
-        self.old_fd = -1
-        self.tmps: list[_Tmp] = []
-        self.extra_fds: list[int] = []
-        self.warnings: list[str] = []
-        self.carried = 0
-        self.lost = 0
-        self.not_carried = 0
-        self.kept: list[str] = []
-        self.old_done: tuple[int, bool] = (-1, True)  # how much of the replaced file was merged; settled?
+        self.files = Staging(given, real, state_dir=state_dir, limit=limit)
         self.writers: list[Writer] = []
-        self.current: _Tmp | None = None  # the temp file that is now the session file
 
-    # cleanup ------------------------------------------------------------------------------------
     def close(self) -> None:
-        for t in self.tmps:
-            if t.linked:
-                try:
-                    os.unlink(t.name, dir_fd=self.dir_fd)
-                except OSError:
-                    pass
-            try:
-                os.close(t.fd)
-            except OSError:
-                pass
-        self.tmps.clear()
-        for fd in [self.old_fd, *self.extra_fds, self.dir_fd]:
-            if fd >= 0:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-        self.old_fd = self.dir_fd = -1
-        self.extra_fds.clear()
+        self.files.close()
 
-    def _discard(self, t: _Tmp) -> None:
-        if t.linked:
-            os.unlink(t.name, dir_fd=self.dir_fd)
-            t.linked = False
-            _step("discard")
-
-    def _new_tmp(self, like: os.stat_result) -> _Tmp:
-        fd, name = _create_tmp(self.dir_fd, self.base)
-        t = _Tmp(fd, name)
-        self.tmps.append(t)
-        _step("create")
-        _copy_attrs(self.old_fd, fd, like, self.given)
-        _step("chmod")
-        return t
+    # the whole save -----------------------------------------------------------------------------
+    def run(self, render: Callable[[bytes], Iterable[bytes]]) -> SaveResult:
+        loaded = self.open_and_check()
+        try:
+            tmp = self.files.new_tmp(loaded.st)
+        except OSError as exc:
+            raise _failed(exc, "creating the temporary file", self.given) from exc
+        hold = self.write_new(tmp, render, loaded.appended)
+        if self.unchanged(tmp, hold, loaded):
+            self.files.discard(tmp)
+            st = loaded.st
+            return SaveResult(
+                self.given,
+                self.real,
+                False,
+                loaded.size,
+                LoadStamp(self.given, self.real, st.st_dev, st.st_ino, loaded.size, st.st_mtime_ns, loaded.sha256),
+                rebased_bytes=len(loaded.appended),
+            )
+        try:
+            os.fsync(tmp.fd)
+        except OSError as exc:
+            raise _failed(exc, "syncing the temporary file to disk", self.given) from exc
+        step("fsync")
+        st_pre = os.fstat(self.files.old_fd)
+        made = self.back_up(loaded)
+        pos_old, unsynced = self.catch_up(tmp, loaded, hold)
+        self.replace(tmp, loaded.st)
+        cur = self.after_rename(tmp, pos_old, loaded, st_pre, made, unsynced)
+        return self.result(cur, made, loaded)
 
     # step 1: open and compare with the stamp ----------------------------------------------------
-    def open_and_check(self) -> tuple[bytes, int, str, os.stat_result]:
-        given, stamp = self.given, self.stamp
+    def open_and_check(self) -> _Loaded:
+        given, stamp, f = self.given, self.stamp, self.files
         try:
-            self.dir_fd = os.open(self.dir, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+            f.dir_fd = os.open(f.dir, os.O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         except OSError as exc:
             raise _failed(exc, "opening the directory", given) from exc
-        cleanup_temp_files(self.dir)  # what a killed save left here
+        cleanup_temp_files(f.dir)  # what a killed save left here
         try:
-            self.old_fd = os.open(
-                self.base, os.O_RDONLY | _O_CLOEXEC | _O_NOFOLLOW | _O_NONBLOCK, dir_fd=self.dir_fd
-            )
+            f.old_fd = os.open(f.base, os.O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, dir_fd=f.dir_fd)
         except FileNotFoundError:
             raise _changed_on_disk(given, "it no longer exists") from None
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise _changed_on_disk(given, "it was replaced by a symbolic link") from None
             raise _failed(exc, "opening the file", given) from exc
-        _step("open")
-        st = os.fstat(self.old_fd)
+        step("open")
+        st = os.fstat(f.old_fd)
         if not stat.S_ISREG(st.st_mode):
             raise _changed_on_disk(given, "it is no longer a regular file")
         if (st.st_dev, st.st_ino) != (stamp.dev, stamp.ino):
@@ -850,24 +215,22 @@ class _Save:
                 )
         else:
             self.writers = find_writers(self.real, st)
-        h, got = _hash_prefix(self.old_fd, stamp.size)
+        h, got = hash_prefix(f.old_fd, stamp.size)
         if got != stamp.size or h.hexdigest() != stamp.sha256:
             raise _changed_on_disk(given, f"its first {stamp.size} bytes differ from what was loaded")
-        _step("check")
-        appended = _read_all(self.old_fd, stamp.size)
+        step("check")
+        appended = read_all(f.old_fd, stamp.size)
         h.update(appended)
-        return appended, stamp.size + len(appended), h.hexdigest(), st
+        return _Loaded(appended, stamp.size + len(appended), h.hexdigest(), st)
 
-    # the whole save -----------------------------------------------------------------------------
-    def run(self, render: Callable[[bytes], Iterable[bytes]]) -> SaveResult:
-        appended, R, h_R, st = self.open_and_check()
-        try:
-            tmp = self._new_tmp(st)
-        except OSError as exc:
-            raise _failed(exc, "creating the temporary file", self.given) from exc
-        # An unfinished line appended since load (another process may be writing it right now) is held
-        # back: when the new content ends with it, it is carried over from the old file like a late
-        # append, whole once its writer is done, so the new file never ends in a torn line.
+    # step 2: write the new content --------------------------------------------------------------
+    def write_new(self, tmp: TempFile, render: Callable[[bytes], Iterable[bytes]], appended: bytes) -> bytes:
+        """Write ``render(appended)`` into ``tmp``; returns the unfinished last line held back (or ``b""``).
+
+        An unfinished line appended since load (another process may be writing it right now) is held
+        back: when the new content ends with it, it is carried over from the old file like a late
+        append, whole once its writer is done, so the new file never ends in a torn line.
+        """
         hold = appended[appended.rfind(b"\n") + 1 :]
         keep = len(hold)
         buf = bytearray()
@@ -875,11 +238,11 @@ class _Save:
             try:
                 for chunk in render(appended):
                     buf += chunk
-                    if len(buf) >= CHUNK + keep:
+                    if len(buf) >= fsio.CHUNK + keep:
                         n = len(buf) - keep
                         tmp.write(bytes(buf[:n]), self.limit)
                         del buf[:n]
-                        _step("write")
+                        step("write")
             except SourceChanged as exc:
                 raise _rewriting(self.given, f"it changed while the new content was produced: {exc}") from exc
             held = keep > 0 and buf.endswith(hold)
@@ -888,43 +251,29 @@ class _Save:
             if buf:
                 tmp.write(bytes(buf), self.limit)
                 buf.clear()
-                _step("write")
+                step("write")
         except OSError as exc:
             raise _failed(exc, "writing the temporary file", self.given) from exc
+        return hold if held else b""
 
+    def unchanged(self, tmp: TempFile, hold: bytes, loaded: _Loaded) -> bool:
+        """Whether the new content (with the held-back line) is what is on disk already."""
         whole = tmp.hash.copy()
-        if held:
-            whole.update(hold)
-        if tmp.size + (keep if held else 0) == R and whole.hexdigest() == h_R:
-            self._discard(tmp)
-            return SaveResult(
-                self.given,
-                self.real,
-                False,
-                R,
-                LoadStamp(self.given, self.real, st.st_dev, st.st_ino, R, st.st_mtime_ns, h_R),
-                rebased_bytes=len(appended),
-            )
+        whole.update(hold)
+        return tmp.size + len(hold) == loaded.size and whole.hexdigest() == loaded.sha256
 
-        try:
-            os.fsync(tmp.fd)
-        except OSError as exc:
-            raise _failed(exc, "syncing the temporary file to disk", self.given) from exc
-        _step("fsync")
-
-        # re-check right before replacing, copying the backup at the same time
-        st_pre = os.fstat(self.old_fd)
+    # step 3: re-check right before replacing, copying the backup at the same time -------------
+    def back_up(self, loaded: _Loaded) -> Backup | None:
+        R, h_R = loaded.size, loaded.sha256
         made = None
         if self.backup:
-            from sessionview.core.store import backups
-
             try:
                 made = backups.write_backup(
-                    self.old_fd,
+                    self.files.old_fd,
                     self.real,
                     state_dir=self.state_dir,
                     verify=(R, h_R),
-                    step=_step,
+                    step=step,
                     given=self.given,
                     limit=self.limit,
                 )
@@ -932,18 +281,24 @@ class _Save:
                 raise Rewriting(str(exc), self.given) from exc
             except OSError as exc:
                 raise _failed(exc, "writing the backup", self.given) from exc
-        elif not _prefix_matches(self.old_fd, R, h_R):
+            retention.prune_after_backup(made, state_dir=self.state_dir)  # never raises
+        elif not prefix_matches(self.files.old_fd, R, h_R):
             raise _rewriting(self.given)
-        _step("recheck")
+        step("recheck")
+        return made
 
-        # catch up with whole lines appended meanwhile (an unfinished one waits for the merge), then swap
-        pos_old = R - keep if held else R  # how much of the old file the temp file holds
+    # step 4: catch up with whole lines appended meanwhile (an unfinished one waits for the merge) --
+    def catch_up(self, tmp: TempFile, loaded: _Loaded, hold: bytes) -> tuple[int, bool]:
+        """Returns how much of the old file the temp file holds, and whether its last lines are unsynced."""
+        old_fd = self.files.old_fd
+        R = loaded.size
+        pos_old = R - len(hold)  # how much of the old file the temp file holds
         read_to = R  # how much of the old file was read
-        pending = hold if held else b""  # read, not yet in the temp file
+        pending = hold  # read, not yet in the temp file
         unsynced = False
         try:
-            for step in ("catchup", "catchup2"):
-                late = _read_all(self.old_fd, read_to)
+            for name in ("catchup", "catchup2"):
+                late = read_all(old_fd, read_to)
                 read_to += len(late)
                 pending += late
                 cut = pending.rfind(b"\n") + 1
@@ -951,14 +306,22 @@ class _Save:
                     tmp.write(pending[:cut], self.limit)
                     pos_old += cut
                     pending = pending[cut:]
-                    if step == "catchup":
+                    if name == "catchup":
                         os.fsync(tmp.fd)
                     else:  # the fsync took a while: this is synced after the rename
                         unsynced = True
-                    _step(step)
-            if os.fstat(self.old_fd).st_size < read_to:
+                    step(name)
+            if os.fstat(old_fd).st_size < read_to:
                 raise _rewriting(self.given, "it was truncated")
-            now = os.stat(self.base, dir_fd=self.dir_fd, follow_symlinks=False)
+        except OSError as exc:
+            raise _failed(exc, "writing the temporary file", self.given) from exc
+        return pos_old, unsynced
+
+    # step 5: the swap ---------------------------------------------------------------------------
+    def replace(self, tmp: TempFile, st: os.stat_result) -> None:
+        f = self.files
+        try:
+            now = os.stat(f.base, dir_fd=f.dir_fd, follow_symlinks=False)
         except FileNotFoundError:
             raise _changed_on_disk(self.given, "it was removed during the save") from None
         except OSError as exc:
@@ -966,37 +329,44 @@ class _Save:
         if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
             raise _rewriting(self.given, "replaced by another file")
         try:
-            os.replace(tmp.name, self.base, src_dir_fd=self.dir_fd, dst_dir_fd=self.dir_fd)
+            f.replace_with(tmp, "rename")
         except OSError as exc:
             raise _failed(exc, "replacing the file", self.given) from exc
-        tmp.linked = False
-        _step("rename")
 
-        # after the rename: nothing below may leave the file worse than the new version
+    # step 6: after the rename nothing may leave the file worse than the new version -------------
+    def after_rename(
+        self, tmp: TempFile, pos_old: int, loaded: _Loaded, st_pre: os.stat_result, made: Backup | None, unsynced: bool
+    ) -> TempFile:
+        f = self.files
+        merge = Merge(f, force=self.force, writers=self.writers, settle_timeout=self.settle_timeout)
         try:
-            cur = self._merge(tmp, pos_old, R, h_R, st_pre, made)
+            cur = merge.run(tmp, pos_old, loaded.size, loaded.sha256, st_pre, made)
         except Conflict:
             raise
         except Exception as exc:  # the new version is in place; report, never pretend it was not saved
-            self.warnings.append(f"after the file was replaced: {type(exc).__name__}: {exc}")
-            cur = self.current or tmp
-        if unsynced and cur is tmp and not self.carried:
+            f.warnings.append(f"after the file was replaced: {type(exc).__name__}: {exc}")
+            cur = merge.current or tmp
+        if unsynced and cur is tmp and not f.carried:
             try:
                 os.fsync(cur.fd)
             except OSError as exc:
-                self.warnings.append(f"the last lines appended during the save could not be synced: {exc.strerror}")
-            _step("catchup_fsync")
-        w = _fsync_dir(self.dir_fd)
+                f.warnings.append(f"the last lines appended during the save could not be synced: {exc.strerror}")
+            step("catchup_fsync")
+        w = fsync_dir(f.dir_fd)
         if w:
-            self.warnings.append(w)
-        _step("dir_fsync")
-        self._sweep()
+            f.warnings.append(w)
+        step("dir_fsync")
+        merge.sweep()
         if self.force and self.writers:
             who = ", ".join(wr.describe() for wr in self.writers)
-            self.warnings.append(
+            f.warnings.append(
                 f"{who} had the file open for writing: anything it writes from now on goes to the replaced "
                 "file and is lost; restart it"
             )
+        return cur
+
+    def result(self, cur: TempFile, made: Backup | None, loaded: _Loaded) -> SaveResult:
+        f = self.files
         try:
             nst = os.fstat(cur.fd)
             new_stamp: LoadStamp | None = LoadStamp(
@@ -1011,237 +381,13 @@ class _Save:
             cur.size,
             new_stamp,
             backup=made,
-            rebased_bytes=len(appended),
-            carried_bytes=self.carried,
-            lost_partial_bytes=self.lost,
-            warnings=tuple(self.warnings),
-            not_carried_bytes=self.not_carried,
-            kept_paths=tuple(dict.fromkeys(self.kept)),
+            rebased_bytes=len(loaded.appended),
+            carried_bytes=f.carried,
+            lost_partial_bytes=f.lost,
+            warnings=tuple(f.warnings),
+            not_carried_bytes=f.not_carried,
+            kept_paths=tuple(dict.fromkeys(f.kept)),
         )
-
-    # after the rename ---------------------------------------------------------------------------
-    def _settle(self, fd: int, timeout: float) -> bool:
-        """Wait until no process has the (replaced) inode of ``fd`` open for writing. True if none."""
-        deadline = time.monotonic() + timeout
-        delay = 0.0
-        while True:
-            try:
-                st = os.fstat(fd)
-            except OSError:
-                return False
-            busy = _lease_probe(fd) if st.st_nlink == 0 else None
-            if busy is None:
-                busy = bool(_scan_writers(self.real, st.st_dev, st.st_ino, include_self=True))
-            if not busy:
-                return True
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(delay)
-            delay = min(max(delay * 2, 0.0002), 0.01)
-
-    def _merge(
-        self, cur: _Tmp, pos_old: int, R: int, h_R: str, st_pre: os.stat_result, made: "Backup | None"
-    ) -> _Tmp:
-        """Carry bytes appended to the replaced inode into the new file, keeping their order.
-
-        ``prev_fd`` is the inode just replaced and ``prev_pos`` how much of it the new file already holds.
-        Normally one round: the old inode settles, its late bytes (if any) are appended to the new file.
-        If someone appended to the new file first, a corrected copy replaces it (another round).
-        """
-        prev_fd, prev_pos = self.old_fd, pos_old
-        self.current = cur
-        first = True
-        timeout = 0.05 if (self.force and self.writers) else self.settle_timeout
-        for _ in range(MAX_MERGE_ROUNDS):
-            settled = self._settle(prev_fd, timeout)
-            try:
-                pst = os.fstat(prev_fd)
-                if first and _stat_key(pst) != _stat_key(st_pre):
-                    if pst.st_size < R or not _prefix_matches(prev_fd, R, h_R):
-                        self._rollback(cur, made)  # raises Conflict
-                first = False
-                data = _read_all(prev_fd, prev_pos)
-            except OSError as exc:
-                self.warnings.append(f"could not read lines appended during the save: {exc.strerror}")
-                return cur
-            if prev_fd == self.old_fd:
-                self.old_done = (prev_pos + len(data), settled)
-            if not settled and data:
-                # its writer is still at it: carry whole lines only, keep the unfinished one aside
-                cut = data.rfind(b"\n") + 1
-                if cut < len(data):
-                    self.lost += len(data) - cut
-                    self._keep(
-                        data[cut:],
-                        f"{len(data) - cut} bytes of an unfinished last line, written during the save by "
-                        f"{self._writers_of(prev_fd)} still writing the replaced file, are not in the new file",
-                    )
-                data = data[:cut]
-            if not data:
-                return cur
-            try:
-                cst = os.fstat(cur.fd)
-                wrote_at = -1
-                if cst.st_size == cur.size:
-                    _write_all(cur.fd, data, cur.size, self.limit)  # O_APPEND
-                    end = os.lseek(cur.fd, 0, os.SEEK_CUR)
-                    wrote_at = end - len(data)
-                    _step("carry")
-                    if wrote_at == cur.size:
-                        cur.size += len(data)
-                        cur.hash.update(data)
-                        self.carried += len(data)
-                        try:
-                            os.fsync(cur.fd)
-                        except OSError as exc:
-                            self.warnings.append(f"lines carried over could not be synced: {exc.strerror}")
-                        _step("carry_fsync")
-                        return cur
-                # someone appended to the new file before us: rebuild it with the late bytes in order
-                nxt = self._reorder(cur, data, wrote_at)
-            except OSError as exc:
-                self._keep_unmerged(data, f"could not carry them over: {exc.strerror}")
-                return cur
-            if nxt is None:
-                return cur
-            self.carried += len(data)
-            prev_fd, prev_pos, cur = nxt
-            self.current = cur
-        try:  # out of rounds: whatever is left in the last replaced copy is kept, never dropped
-            left = _read_all(prev_fd, prev_pos)
-        except OSError:
-            left = b""
-        if left:
-            self._keep(left, f"{len(left)} bytes appended during the save could not be merged (the file kept changing)")
-        return cur
-
-    def _reorder(self, cur: _Tmp, data: bytes, wrote_at: int) -> tuple[int, int, _Tmp] | None:
-        """Replace the new file by ``cur[:size] + data + (what others appended to cur)``."""
-        if not _prefix_matches(cur.fd, cur.size, cur.hash.hexdigest()):
-            self._keep_unmerged(data, "the file was rewritten by another program right after the save")
-            return None
-        like = os.fstat(cur.fd)
-        t = self._new_tmp(like)
-        _copy_range(cur.fd, 0, cur.size, t, self.limit)
-        t.write(data, self.limit)
-        if wrote_at >= 0:  # our own copy of ``data`` landed later in cur: skip it
-            _copy_range(cur.fd, cur.size, wrote_at, t, self.limit)
-            done = wrote_at + len(data)
-        else:
-            done = cur.size
-        done += self._copy_lines(cur.fd, done, t)
-        os.fsync(t.fd)
-        _step("reorder_write")
-        ro = os.open(self.base, os.O_RDONLY | _O_CLOEXEC | _O_NOFOLLOW | _O_NONBLOCK, dir_fd=self.dir_fd)
-        self.extra_fds.append(ro)
-        rst = os.fstat(ro)
-        if (rst.st_dev, rst.st_ino) != (like.st_dev, like.st_ino):
-            self._discard(t)
-            self._keep_unmerged(data, "the file was replaced by another program right after the save")
-            return None
-        late = self._copy_lines(ro, done, t)
-        if late:
-            done += late
-            os.fsync(t.fd)
-        os.replace(t.name, self.base, src_dir_fd=self.dir_fd, dst_dir_fd=self.dir_fd)
-        t.linked = False
-        _step("reorder_rename")
-        # our write fd on the replaced copy must go, or it would count as a writer of it
-        self.tmps.remove(cur)
-        os.close(cur.fd)
-        return ro, done, t
-
-    def _copy_lines(self, fd: int, start: int, dst: _Tmp) -> int:
-        """Copy the whole lines of ``fd`` from ``start`` into ``dst``; an unfinished one waits for the next round."""
-        data = _read_all(fd, start)
-        cut = data.rfind(b"\n") + 1
-        dst.write(data[:cut], self.limit)
-        return cut
-
-    def _keep_unmerged(self, data: bytes, why: str) -> None:
-        """Last resort: keep late bytes that cannot be merged in the backups directory, never drop them."""
-        self.lost += len(data)
-        self._keep(data, f"{len(data)} bytes appended during the save could not be merged ({why})")
-
-    def _keep(self, data: bytes, warning: str) -> None:
-        """Keep bytes another process wrote that are not in the new file beside the backups, and report them."""
-        self.not_carried += len(data)
-        try:
-            from sessionview.core.store import backups
-
-            where = backups.write_unmerged(self.real, data, state_dir=self.state_dir)
-        except OSError as exc:
-            self.warnings.append(f"{warning}; they could not be kept either ({exc.strerror}) and are lost")
-            return
-        self.kept.append(where)
-        self.warnings.append(f"{warning}; they were kept in {where}")
-
-    def _writers_of(self, fd: int) -> str:
-        try:
-            st = os.fstat(fd)
-            pids = sorted({pid for pid, _ in _scan_writers(self.real, st.st_dev, st.st_ino, include_self=False)})
-        except OSError:
-            pids = []
-        if not pids:
-            return "a process"
-        return ", ".join(f"pid {pid} ({_command(pid)})" for pid in pids)
-
-    def _sweep(self) -> None:
-        """The replaced file's writer did not finish: keep (and report) what it wrote since the merge read it."""
-        pos, settled = self.old_done
-        if settled or pos < 0:
-            return
-        try:
-            extra = _read_all(self.old_fd, pos)
-        except OSError:
-            return
-        if extra:
-            self.old_done = (pos + len(extra), False)
-            self._keep(
-                extra,
-                f"{len(extra)} more bytes were written to the replaced file by {self._writers_of(self.old_fd)} "
-                "while the save finished; they are not in the new file",
-            )
-
-    def _rollback(self, cur: _Tmp, made: "Backup | None") -> None:
-        """The replaced inode was rewritten in place during the save: put that version back and refuse."""
-        kept = ""
-        try:
-            like = os.fstat(cur.fd)
-            t = self._new_tmp(like)
-            _copy_range(self.old_fd, 0, None, t, self.limit)
-            _copy_range(cur.fd, cur.size, None, t, self.limit)  # appended to our new file meanwhile
-            os.fsync(t.fd)
-            rst = os.stat(self.base, dir_fd=self.dir_fd, follow_symlinks=False)
-            if (rst.st_dev, rst.st_ino) == (like.st_dev, like.st_ino):
-                os.replace(t.name, self.base, src_dir_fd=self.dir_fd, dst_dir_fd=self.dir_fd)
-                t.linked = False
-                _step("rollback_rename")
-                _fsync_dir(self.dir_fd)
-                kept = "its version was put back"
-            else:
-                self._discard(t)
-                kept = "the file was replaced again by another program"
-        except OSError as exc:
-            kept = f"putting its version back failed ({exc.strerror})"
-        bpath = made.path if made is not None else None
-        raise Rewriting(
-            f"conflict: {self.given} changed on disk during the save (rewritten by another program); "
-            f"{kept}; your changes were not saved"
-            + (f"; the version before the save is in {bpath}" if bpath else ""),
-            self.given,
-        )
-
-
-def _copy_range(fd: int, start: int, end: int | None, dst: _Tmp, limit: _Limit) -> int:
-    """Copy ``[start, end)`` of ``fd`` (``end=None``: to its end) into ``dst`` in chunks; returns the count."""
-    n = 0
-    for chunk in _read_range(fd, start, end):
-        dst.write(chunk, limit)
-        n += len(chunk)
-    if end is not None and n != end - start:
-        raise OSError(errno.EIO, "the file is shorter than expected")
-    return n
 
 
 def save(
@@ -1268,7 +414,7 @@ def save(
     given = os.fspath(path)
     real = resolve_inside(given, root)
     sd = os.fspath(state_dir) if state_dir is not None else None
-    with _store_lock(lock_path, lock_timeout, given), _ignore_sigxfsz() as ignored:
+    with store_lock(lock_path, lock_timeout, given, step), ignore_sigxfsz() as ignored:
         op = _Save(
             given,
             real,
@@ -1277,7 +423,7 @@ def save(
             backup=backup,
             state_dir=sd,
             settle_timeout=settle_timeout,
-            limit=_Limit(not ignored),
+            limit=Limit(not ignored),
         )
         try:
             return op.run(render)
