@@ -19,7 +19,7 @@ rss        peak RSS of ``Document.load(path)`` in a fresh process: VmHWM after t
 parse      ``JsonlSession.load(path)`` then ``session.parsed(n)`` for every record, against plain
            ``orjson.loads`` of every line read with ``for line in open(path, "rb")``. Also the slowest single
            ``parsed(n)`` call (what opening that record costs a viewer) and the peak RSS over the baseline.
-tail       in a fresh process, from the path: ``tail.open_tail(path, count=1)``, a ``JsonlSession`` over that
+tail       in a fresh process, from the path: ``tail_open.open_tail(path, count=1)``, a ``JsonlSession`` over that
            one-line document, and ``view()`` of the last record, whose text must start with ``[sv-end``.
            No full index is built. Also reports the bytes read (``/proc/self/io`` rchar) and the wall time
            of the whole process including interpreter start and imports.
@@ -226,7 +226,7 @@ def worker_tail(path: str) -> dict:
     t_import = time.perf_counter()
     from sessionview.core.doc.document import Document
     from sessionview.core.session import JsonlSession
-    from sessionview.core.tail import open_tail
+    from sessionview.core.tail_open import open_tail
 
     import_s = time.perf_counter() - t_import
     rchar0 = proc_rchar()

@@ -11,7 +11,9 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator
+
+from sessionview.core import formats
 
 SESSION_SUFFIXES = (".jsonl", ".ndjson", ".json")
 #: directories never entered (version control, dependencies, caches)
@@ -19,8 +21,6 @@ SKIP_DIRS = frozenset(
     {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache",
      ".pytest_cache", ".ruff_cache", ".cache", "site-packages"}
 )
-DETECT_BYTES = 256 * 1024
-DETECT_LINES = 24
 COUNT_CHUNK = 1 << 20
 LIVE_WINDOW = 5.0  # seconds: a session changed this recently is being written now
 
@@ -140,41 +140,18 @@ def count_lines(path: str, should_stop: Callable[[], bool] | None = None) -> int
         return None
 
 
-def detect_adapter(head: bytes) -> Any:
-    """The format adapter for a JSONL file whose first bytes are ``head``."""
-    from sessionview.core import formats
-    from sessionview.core.doc.parse import parse_record
-
-    lines = head.split(b"\n")
-    if len(head) >= DETECT_BYTES:
-        lines = lines[:-1]  # the last piece may be cut
-    values: list[Any] = []
-    for raw in lines:
-        if len(values) >= DETECT_LINES:
-            break
-        raw = raw.rstrip(b"\r")
-        if raw.startswith(b"\xef\xbb\xbf"):
-            raw = raw[3:]
-        if not raw.strip():
-            continue
-        parsed = parse_record(raw)
-        if parsed.ok:
-            values.append(parsed.value)
-    return formats.detect(values)
-
-
 def detect_format(head: bytes) -> str:
     """The format title for a JSONL file whose first bytes are ``head`` (``?`` when nothing parses)."""
     if not head.strip():
         return "?"
-    return detect_adapter(head).title
+    return formats.detect_head(head).title
 
 
 def describe(path: str, should_stop: Callable[[], bool] | None = None) -> tuple[str, int | None, str | None]:
     """``(format title, record count, error)`` for one session file."""
     try:
         with open(path, "rb") as f:
-            head = f.read(DETECT_BYTES)
+            head = f.read(formats.HEAD_BYTES)
     except OSError as exc:
         return "?", None, exc.strerror or type(exc).__name__
     if path.lower().endswith(".json") and looks_like_json_document(head[:64]):

@@ -29,11 +29,11 @@ from sessionview.core.doc.document import Document, open_regular
 from sessionview.core.formats.base import warn
 from sessionview.core.formats.littleghost_jsonl import LittleGhostJsonlAdapter
 from sessionview.core.doc.model import Kind, Problem, View
-from sessionview.core.session import Session
+from sessionview.core.session_base import Session
+from sessionview.core.store.stamp import LoadStamp, stamp_bytes
 
 FORMAT_VERSION = 1
 DOCUMENT_KEYS = ("version", "actor_digest", "snapshot", "digest")
-SNAPSHOT_KEYS = ("messages", "state", "metadata")
 HEAD_BYTES = 512
 RAW_PREVIEW = 4096
 
@@ -247,10 +247,6 @@ class LittleGhostSession(Session):
 
     # -- the document ---------------------------------------------------------------------------
     @property
-    def parsed_ok(self) -> bool:
-        return self.error is None
-
-    @property
     def snapshot(self) -> dict[str, Any]:
         doc = self.document
         snap = doc.get("snapshot") if isinstance(doc, dict) else None
@@ -292,13 +288,11 @@ class LittleGhostSession(Session):
         return self._digest_ok
 
     @property
-    def stamp(self) -> Any:
-        """The save layer's stamp of what was loaded (see :func:`sessionview.core.store.save.stamp_bytes`)."""
-        from sessionview.core.store import save
-
+    def stamp(self) -> LoadStamp:
+        """The save layer's stamp of what was loaded (see :func:`sessionview.core.store.stamp.stamp_bytes`)."""
         if self.path is None:
             raise ValueError("the document has no path")
-        return save.stamp_bytes(self.path, self.raw, self._stat)
+        return stamp_bytes(self.path, self.raw, self._stat)
 
     # -- editing: the messages as a line document, so every edit operation works on them -------------
     @property

@@ -11,80 +11,20 @@ import os
 from collections import OrderedDict
 from typing import Any, Iterator
 
-from sessionview.core import formats
-from sessionview.core.doc.document import Document, Record
-from sessionview.core.formats.base import Adapter, warn
-from sessionview.core.doc.model import Kind, Problem, ToolCall, ToolResult, View, merge_views
-from sessionview.core.doc.pairing import Pairing, pair
+from sessionview.core import formats, littleghost
+from sessionview.core.doc.document import Document, Record, Source
+from sessionview.core.doc.model import Kind, Problem, View
 from sessionview.core.doc.parse import DEFAULT_CAP, PREVIEW, Parsed, Status, nesting_depth, parse_record
+from sessionview.core.formats.base import Adapter, warn
+from sessionview.core.session_base import Session
+from sessionview.core.store.stamp import LoadStamp, stamp_document
 
-DETECT_SAMPLE = 24
 RAW_PREVIEW = 4096
 
 _PROBLEM_SEVERITY = {
     Status.PARTIAL: "warning",
     Status.DUPLICATE_KEYS: "error",
 }
-
-
-class Session:
-    """Common interface of JSONL sessions and LittleGhost documents."""
-
-    path: str | None
-    adapter: Adapter
-    read_only_reason: str | None = None
-
-    @property
-    def format(self) -> str:
-        return self.adapter.name
-
-    @property
-    def format_title(self) -> str:
-        return self.adapter.title
-
-    def __len__(self) -> int:  # number of records (#N runs 1..len)
-        raise NotImplementedError
-
-    def view(self, number: int) -> View:
-        raise NotImplementedError
-
-    def views(self, first: int = 1, last: int | None = None) -> Iterator[View]:
-        last = len(self) if last is None else min(last, len(self))
-        for n in range(max(first, 1), last + 1):
-            yield self.view(n)
-
-    def messages(self, first: int = 1, last: int | None = None) -> list[View]:
-        """Views with streamed blocks of one message merged."""
-        return merge_views(list(self.views(first, last)))
-
-    def document_problems(self) -> list[Problem]:
-        """Problems of the document as a whole (e.g. a digest mismatch)."""
-        return []
-
-    def pairing(self) -> Pairing:
-        return pair(self.views())
-
-    def check(self) -> list[Problem]:
-        """Every problem: per record, then tool pairing, then document-wide."""
-        problems: list[Problem] = list(self.document_problems())
-        views = []
-        for v in self.views():
-            problems.extend(v.problems)
-            views.append(_slim(v))
-        problems.extend(pair(views).problems())
-        problems.sort(key=lambda p: (p.number or 0))
-        return problems
-
-    def close(self) -> None:
-        pass
-
-
-def _slim(v: View) -> View:
-    """A view with only what pairing needs (ids, names, numbers), so a check of a huge file keeps little in
-    memory: the arguments of the calls and the content of the results are dropped."""
-    calls = tuple(ToolCall(c.id, c.name, None) for c in v.tool_calls)
-    results = tuple(ToolResult(r.call_id, "", r.is_error, r.name) for r in v.tool_results)
-    return View(v.number, v.kind, tool_calls=calls, tool_results=results, numbers=v.numbers)
 
 
 class JsonlSession(Session):
@@ -94,17 +34,18 @@ class JsonlSession(Session):
         self.cap = cap
         self._cache: OrderedDict[tuple[int, int | None], Parsed] = OrderedDict()
         self._cache_size = cache_size
+        self._stamp: tuple[Source, LoadStamp] | None = None
         self.adapter = adapter if adapter is not None else self._detect()
 
     @property
-    def stamp(self) -> Any:
-        """What was loaded (inode, size, mtime and the SHA-256 taken while indexing), for safe saves."""
-        from sessionview.core.store import save
+    def stamp(self) -> LoadStamp:
+        """What was loaded (inode, size, mtime and the SHA-256 taken while indexing), for safe saves.
 
-        cached = self.__dict__.get("_stamp")
+        Taken on first use and kept for as long as the document keeps the same source."""
+        cached = self._stamp
         if cached is None or cached[0] is not self.doc.source:
-            cached = (self.doc.source, save.stamp_document(self.doc))
-            self.__dict__["_stamp"] = cached
+            cached = (self.doc.source, stamp_document(self.doc))
+            self._stamp = cached
         return cached[1]
 
     @classmethod
@@ -116,16 +57,16 @@ class JsonlSession(Session):
         return cls(Document.from_bytes(data, path=path), cap=cap)
 
     def _detect(self) -> Adapter:
-        values: list[Any] = []
+        return formats.detect(self._first_values())
+
+    def _first_values(self) -> Iterator[Any]:
+        """The parsed values of the valid records within the cap, first to last (read lazily)."""
         for n in range(1, len(self.doc) + 1):
-            if len(values) >= DETECT_SAMPLE:
-                break
             if self.doc.record_size(n) > self.cap:
                 continue
             parsed = self.parsed(n)
             if parsed.ok:
-                values.append(parsed.value)
-        return formats.detect(values)
+                yield parsed.value
 
     def __len__(self) -> int:
         return len(self.doc)
@@ -201,8 +142,6 @@ class JsonlSession(Session):
 
 def open_session(path: str | os.PathLike[str], cap: int = DEFAULT_CAP, digest: bool = True) -> Session:
     """Open a session file of any supported format. ``digest=False``: for reading only (see ``Document.load``)."""
-    from sessionview.core import littleghost
-
     p = os.fspath(path)
     if littleghost.looks_like_store_document(p):
         return littleghost.LittleGhostSession.load(p)

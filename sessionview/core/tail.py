@@ -1,4 +1,4 @@
-"""Follow a session file that is being written, and open a big one end first.
+"""Follow a session file that is being written (opening a big one end first: :mod:`sessionview.core.tail_open`).
 
 A :class:`Follower` watches one path. Each :meth:`Follower.poll` is one cheap ``os.stat``; only when the
 size, mtime or inode changed does it read, and then only the new bytes. It keeps:
@@ -40,20 +40,9 @@ import os
 import re
 import stat
 import time
-from array import array
-from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator
 
-
-from sessionview.core.doc.document import (  # noqa: F401 - ScanLimit and preader are re-exported
-    BOM,
-    ScanLimit,
-    Source,
-    SourceChanged,
-    open_regular,
-    preader,
-    tail_line_starts,
-)
+from sessionview.core.doc.document import open_regular, preader
 from sessionview.core.tail_events import (  # the events are part of this module's API
     Appended,
     Compacted,
@@ -83,100 +72,6 @@ MARKER_REACH = 64  # the needle starts at most this many bytes into a marker lin
 
 def line_digest(line: bytes) -> bytes:
     return hashlib.blake2b(line, digest_size=16).digest()
-
-
-# -- helpers ------------------------------------------------------------------------------------
-def complete_end(
-    read: Callable[[int, int], bytes], size: int, step: int = 256 * 1024, max_scan: int | None = None
-) -> int:
-    """The offset just past the last ``\\n`` in the first ``size`` bytes (0 if there is none)."""
-    if max_scan is not None:
-        step = max(1, min(step, max_scan))
-    pos = size
-    while pos > 0:
-        lo = max(0, pos - step)
-        chunk = read(lo, pos - lo)
-        i = chunk.rfind(b"\n")
-        if i != -1:
-            return lo + i + 1
-        pos = lo
-        if max_scan is not None and pos > 0 and size - pos >= max_scan:
-            raise ScanLimit(f"no newline in the last {max_scan} bytes")
-    return 0
-
-
-@dataclass
-class TailOpen:
-    """A file opened end first: an index of its last lines, and where its complete lines end."""
-
-    fd: int
-    source: Source  # only the last lines are indexed; ``source.size`` is ``end``
-    end: int  # just past the last complete line
-    size: int  # file size when opened (``size - end`` bytes are a pending partial line)
-    whole: bool  # the tail index covers every line of the file: line numbers are known
-    ident: tuple[int, int]
-    mtime_ns: int
-
-    def close(self) -> None:
-        try:
-            os.close(self.fd)
-        except OSError:
-            pass
-
-
-def last_line_starts(
-    read: Callable[[int, int], bytes], begin: int, end: int, count: int, max_scan: int | None = None
-) -> list[int]:
-    """Start offsets of the last ``count`` lines of ``[begin, end)`` (``end`` just past a newline)."""
-    return tail_line_starts(read, begin, end, count, max_scan)
-
-
-def open_tail(path: str | os.PathLike[str], count: int = 256, max_scan: int | None = None) -> TailOpen:
-    """Open ``path`` and index only its last ``count`` complete lines (reading backwards from the end).
-
-    With ``max_scan``, give up (:class:`ScanLimit`) rather than read more than that many bytes
-    backwards: for a caller that wants an answer within a frame or falls back to a thread.
-    The descriptor belongs to the caller (``TailOpen.close``).
-    """
-    fd = open_regular(path)
-    try:
-        st = os.fstat(fd)
-        read = preader(fd)
-        size = st.st_size
-        head = read(0, min(3, size))
-        bom = BOM if head == BOM else b""
-        end = max(complete_end(read, size, max_scan=max_scan), len(bom)) if size else 0
-        begin = len(bom)
-        starts = last_line_starts(read, begin, end, count, max_scan) if end > begin else []
-        whole = not starts or starts[0] == begin
-        source = Source(read, end, array("q", starts), bom)
-        return TailOpen(fd, source, end, size, whole, (st.st_dev, st.st_ino), st.st_mtime_ns)
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def full_index(fd: int, end: int, progress: Callable[[int], None] | None = None) -> Source:
-    """Index every line of ``[0, end)`` (``end`` just past a newline, or 0). Meant for a background thread.
-
-    For display only: no digest is taken (a save stamps its own load, see :mod:`sessionview.core.edit.history`).
-    """
-    return Source.from_reader(preader(fd), end, progress, digest=False)
-
-
-def grow(source: Source, starts: Sequence[int], end: int) -> Source:
-    """``source`` with complete lines appended (their ``starts``; the last ends at ``end``).
-
-    The offsets array is extended in place and shared with the returned source (copying it would cost
-    8 bytes a line on every append). A :class:`Document` made from the older source *before* this call
-    keeps reading its own lines correctly, because complete lines never change; do not make new documents
-    from the older source afterwards.
-    """
-    if starts and starts[0] != source.size:
-        raise ValueError(f"appended lines start at {starts[0]}, the source ends at {source.size}")
-    arr = source.starts
-    arr.extend(starts)
-    return Source(source._read, end if starts else source.size, arr, source.bom)
 
 
 # -- the follower -------------------------------------------------------------------------------

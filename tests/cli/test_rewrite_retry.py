@@ -11,7 +11,7 @@ import pytest
 
 from sessionview import cli
 from sessionview.core.edit import plan as edits, writeback
-from sessionview.core.doc.document import SourceChanged
+from sessionview.core.doc.linescan import SourceChanged
 from sessionview.core.errors import Conflict
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -4,7 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessionview.core.doc.document import BOM, Document, Line, NotRegularFile, Source, open_regular, tail_line_starts
+from sessionview.core.doc.document import BOM, Document, Line, NotRegularFile, Source, open_regular
+from sessionview.core.doc.linescan import tail_line_starts
 
 
 def lines_of(doc):
@@ -85,9 +86,9 @@ def test_tail_line_starts_match_the_full_index(data, count):
 
 
 def test_index_scans_across_chunk_boundaries(tmp_path, monkeypatch):
-    import sessionview.core.doc.document as d
+    import sessionview.core.doc.linescan as linescan
 
-    monkeypatch.setattr(d, "CHUNK", 7)
+    monkeypatch.setattr(linescan, "CHUNK", 7)
     data = b"".join(b'{"n":%d}\n' % i for i in range(100)) + b"tail"
     p = tmp_path / "x.jsonl"
     p.write_bytes(data)
@@ -99,7 +100,7 @@ def test_index_scans_across_chunk_boundaries(tmp_path, monkeypatch):
 
 
 def test_short_read_after_truncation_is_an_error_not_garbage(tmp_path):
-    from sessionview.core.doc.document import SourceChanged
+    from sessionview.core.doc.linescan import SourceChanged
 
     p = tmp_path / "s.jsonl"
     p.write_bytes(b"aaaa\nbbbb\n")

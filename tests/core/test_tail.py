@@ -17,11 +17,8 @@ from sessionview.core.tail import (
     Follower,
     Pending,
     Truncated,
-    complete_end,
-    full_index,
-    grow,
-    open_tail,
 )
+from sessionview.core.tail_open import complete_end, full_index, grow, open_tail
 
 
 class Clock:
@@ -418,7 +415,7 @@ def test_grow_matches_a_fresh_load(tmp_path):
 
 
 def test_open_tail_with_a_scan_limit(tmp_path):
-    from sessionview.core.tail import ScanLimit, last_line_starts
+    from sessionview.core.doc.linescan import ScanLimit, tail_line_starts
 
     p = tmp_path / "s.jsonl"
     write(p, b"".join(make_lines(50)) + b'{"x":"' + b"y" * 5000 + b'"}\n')
@@ -432,8 +429,8 @@ def test_open_tail_with_a_scan_limit(tmp_path):
         open_tail(p, max_scan=1000)
     data = b"".join(make_lines(7))
     read = lambda o, n: data[o : o + n]  # noqa: E731
-    assert last_line_starts(read, 0, len(data), 3, max_scan=1 << 20) == last_line_starts(read, 0, len(data), 3)
-    assert last_line_starts(read, 0, len(data), 100, max_scan=1 << 20)[0] == 0
+    assert tail_line_starts(read, 0, len(data), 3, max_scan=1 << 20) == tail_line_starts(read, 0, len(data), 3)
+    assert tail_line_starts(read, 0, len(data), 100, max_scan=1 << 20)[0] == 0
 
 
 @pytest.mark.parametrize(
@@ -442,10 +439,10 @@ def test_open_tail_with_a_scan_limit(tmp_path):
 )
 @pytest.mark.parametrize("chunk", [1, 2, 3, 7, 1 << 20])
 def test_full_index_matches_the_document_index(tmp_path, data, chunk, monkeypatch):
-    import sessionview.core.doc.document as document
+    import sessionview.core.doc.linescan as linescan
     from sessionview.core.doc.document import Source
 
-    monkeypatch.setattr(document, "CHUNK", chunk)  # exercise lines across chunk boundaries
+    monkeypatch.setattr(linescan, "CHUNK", chunk)  # exercise lines across chunk boundaries
 
     p = tmp_path / "x"
     p.write_bytes(data)

@@ -28,7 +28,7 @@ def test_model_opens_end_first_and_numbers_come_with_the_index(tmp_path):
         assert not m.indexed and len(m) == 20
         assert m.line_number(1) is None and m.record_of_line(10) is None
         assert m.view(20).text == "message number 5000"
-        from sessionview.core.tail import full_index
+        from sessionview.core.tail_open import full_index
 
         shift = m.attach_index(full_index(m.tail.fd, m.end))
         assert shift == 4980 and m.indexed and len(m) == 5000

@@ -19,14 +19,12 @@ import os
 import stat
 from array import array
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
+
+from sessionview.core.doc import linescan
+from sessionview.core.doc.linescan import ParallelHash, SourceChanged, scan_newlines
 
 BOM = b"\xef\xbb\xbf"
-CHUNK = 4 * 1024 * 1024
-
-
-class SourceChanged(OSError):
-    """The file shrank or changed underneath a reader."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,106 +66,11 @@ def split_terminator(line: bytes) -> tuple[bytes, bytes]:
     return line, b""
 
 
-class _ParallelHash:
-    """SHA-256 fed from a second thread: hashlib releases the GIL, so hashing overlaps the newline scan.
-
-    At most ``depth`` chunks wait, so memory stays bounded whichever side is slower.
-    """
-
-    def __init__(self, depth: int = 3) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        self.h = hashlib.sha256()
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sv-hash")
-        self._pending: list = []
-        self._depth = depth
-
-    def update(self, chunk: bytes) -> None:
-        self._pending.append(self._pool.submit(self.h.update, chunk))
-        if len(self._pending) > self._depth:
-            self._pending.pop(0).result()
-
-    def finish(self) -> "hashlib._Hash":
-        for f in self._pending:
-            f.result()
-        self._pending.clear()
-        self._pool.shutdown(wait=True)
-        return self.h
-
-
-def scan_newlines(
-    read: Callable[[int, int], bytes],
-    start: int,
-    end: int,
-    out: array,
-    progress: Callable[[int], None] | None = None,
-    hasher: Any = None,
-) -> None:
-    """Append to ``out`` the offset just past every ``\\n`` in ``[start, end)``.
-
-    ``read(offset, size)`` returns the bytes at offset. Reads are chunked, so memory stays bounded.
-    ``hasher``, when given, is fed every byte scanned, in order.
-    """
-    pos = start
-    append = out.append
-    while pos < end:
-        size = min(CHUNK, end - pos)
-        chunk = read(pos, size)
-        if not chunk:
-            raise SourceChanged(f"file ended at byte {pos}, expected {end}")
-        if hasher is not None:
-            hasher.update(chunk)
-        find = chunk.find
-        i = find(b"\n")
-        while i != -1:
-            append(pos + i + 1)
-            i = find(b"\n", i + 1)
-        pos += len(chunk)
-        if progress is not None:
-            progress(pos)
-
-
-class ScanLimit(Exception):
-    """Reading backwards went past ``max_scan`` bytes (the caller wanted a quick answer only)."""
-
-
-def tail_line_starts(
-    read: Callable[[int, int], bytes], begin: int, end: int, count: int, max_scan: int | None = None
-) -> list[int]:
-    """Start offsets of the last ``count`` lines of ``[begin, end)``, found by reading backwards.
-
-    With ``max_scan``, raise :class:`ScanLimit` rather than read more than that many bytes backwards.
-    """
-    starts: list[int] = []
-    pos = end
-    # A final newline ends the last line; it does not start a new one.
-    search_end = end - 1 if end > begin and read(end - 1, 1) == b"\n" else end
-    step = 256 * 1024 if max_scan is None else max(1, min(256 * 1024, max_scan))
-    while pos > begin and len(starts) < count:
-        if max_scan is not None and end - pos >= max_scan:
-            raise ScanLimit(f"the last {count} lines are longer than {max_scan} bytes")
-        lo = max(begin, pos - step)
-        chunk = read(lo, pos - lo)
-        hi = min(len(chunk), search_end - lo)
-        while len(starts) < count:
-            i = chunk.rfind(b"\n", 0, hi)
-            if i == -1:
-                break
-            starts.append(lo + i + 1)
-            hi = i
-        search_end = lo
-        pos = lo
-    if len(starts) < count and (not starts or starts[-1] != begin) and end > begin:
-        starts.append(begin)
-    starts.reverse()
-    return starts[-count:] if count else []
-
-
 class Source:
     """The loaded bytes of a file: line offsets plus a reader. Immutable once built."""
 
     def __init__(
-        self, read: Callable[[int, int], bytes], size: int, starts: array, bom: bytes, hash_state: Any = None
+        self, read: Callable[[int, int], bytes], size: int, starts: array, bom: bytes, hash_state: "hashlib._Hash | None" = None
     ) -> None:
         self._read = read
         self.size = size
@@ -210,7 +113,7 @@ class Source:
         pos = self.starts[first]
         end = self.span(stop - 1)[1]
         while pos < end:
-            size = min(CHUNK, end - pos)
+            size = min(linescan.CHUNK, end - pos)
             yield self.read(pos, size)
             pos += size
 
@@ -249,7 +152,7 @@ class Source:
         bom = BOM if head == BOM else b""
         begin = len(bom)
         starts = array("q")
-        hasher = _ParallelHash() if digest else None
+        hasher = ParallelHash() if digest else None
         try:
             if hasher is not None and bom:
                 hasher.update(bom)
@@ -301,6 +204,8 @@ class Document:
     def __init__(self, source: Source, pieces: Sequence[_Run | _New] | None = None, path: str | None = None):
         self.source = source
         self.path = path
+        self._fd: int | None = None  # the open file of :meth:`load`, closed by :meth:`close`
+        self.loaded_stat: os.stat_result | None = None  # its stat at load (None: not loaded from a file)
         if pieces is None:
             pieces = [_Run(0, source.count)] if source.count else []
         self._pieces: tuple[_Run | _New, ...] = tuple(p for p in pieces if p.count)
@@ -321,7 +226,7 @@ class Document:
         """Index a regular file. The file descriptor stays open for on-demand reads.
 
         ``digest=False`` skips the SHA-256 taken while indexing (it caps indexing at the hash's speed, about
-        2 GB/s): for read-only uses. A later ``save.stamp_document`` then hashes through the descriptor."""
+        2 GB/s): for read-only uses. A later ``stamp.stamp_document`` then hashes through the descriptor."""
         fd = open_regular(path)
         try:
             st = os.fstat(fd)
@@ -330,8 +235,8 @@ class Document:
             os.close(fd)
             raise
         doc = cls(source, path=os.fspath(path))
-        doc._fd = fd  # type: ignore[attr-defined]
-        doc.loaded_stat = st  # type: ignore[attr-defined]
+        doc._fd = fd
+        doc.loaded_stat = st
         return doc
 
     # -- reading ------------------------------------------------------------------------------
@@ -469,10 +374,10 @@ class Document:
         return h.hexdigest()
 
     def close(self) -> None:
-        fd = getattr(self, "_fd", None)
+        fd = self._fd
         if fd is not None:
             os.close(fd)
-            self._fd = None  # type: ignore[attr-defined]
+            self._fd = None
 
 
 def _slice(piece: _Run | _New, a: int, b: int) -> _Run | _New:

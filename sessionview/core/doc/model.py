@@ -70,10 +70,6 @@ class View:
         if not self.numbers:
             self.numbers = (self.number,)
 
-    @property
-    def last_number(self) -> int:
-        return self.numbers[-1]
-
 
 def merge_views(views: list[View]) -> list[View]:
     """Merge consecutive views that share a ``group`` (streamed blocks of one message)."""

@@ -13,8 +13,9 @@ from typing import Any, Callable
 
 from sessionview.core.edit import writeback
 from sessionview.core.edit.plan import Change, Refused
-from sessionview.core.store.save import default_root
-from sessionview.core.session import Session, open_session
+from sessionview.core.store.paths import default_root
+from sessionview.core.session import open_session
+from sessionview.core.session_base import Session
 
 
 def _raws(session: Session, first: int, last: int) -> list[bytes]:

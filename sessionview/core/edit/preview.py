@@ -15,7 +15,8 @@ from sessionview.core import rubyjson
 from sessionview.core.edit import plan as edits, summary
 from sessionview.core.edit.plan import Change
 from sessionview.core.doc.model import Kind, View
-from sessionview.core.session import JsonlSession, Session
+from sessionview.core.session import JsonlSession
+from sessionview.core.session_base import Session
 
 CONTEXT = 2  # records of context shown before and after a change
 SHOWN = 6  # removed or added records shown at most (the first and the last ones)

@@ -38,7 +38,3 @@ def human_count(n: int | None) -> str:
     if n < 1_000_000:
         return f"{n / 1000:.1f}k".replace(".0k", "k")
     return f"{n / 1_000_000:.1f}M".replace(".0M", "M")
-
-
-def plural(n: int, word: str, words: str | None = None) -> str:
-    return f"{n:,} {word if n == 1 else (words or word + 's')}"

@@ -1,6 +1,6 @@
 """What the transcript shows, without any Textual: the open session, how it grows, filter rows, stats.
 
-A JSONL file is opened end first (:func:`sessionview.core.tail.open_tail`): only its last lines are
+A JSONL file is opened end first (:func:`sessionview.core.tail_open.open_tail`): only its last lines are
 indexed, so the last page shows at once whatever the file's size. Record numbers of that first session
 are relative (1 is the first indexed line); :attr:`TranscriptModel.base` says how far they are from the
 true line numbers, and is ``None`` until the full index is built in the background
@@ -14,19 +14,22 @@ from __future__ import annotations
 import os
 import re
 from array import array
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from dataclasses import dataclass
+from typing import Callable, Iterator
 
-from sessionview.core import catalog
-from sessionview.core.doc.document import Document, Record, Source, preader
-from sessionview.core.formats.base import Adapter
-from sessionview.core.doc.model import Kind, View
 import orjson
 
+from sessionview.core import catalog, formats
+from sessionview.core.doc.document import Document, Record, Source, preader
+from sessionview.core.doc.linescan import ScanLimit
+from sessionview.core.doc.model import Kind, View
 from sessionview.core.doc.parse import DEFAULT_CAP
-from sessionview.core.session import JsonlSession, Session
-from sessionview.core.tail import Appended, Pending, ScanLimit, TailOpen, grow, open_tail
-from sessionview.core.text import approx_tokens
+from sessionview.core.formats.base import Adapter
+from sessionview.core.session import JsonlSession, open_session
+from sessionview.core.session_base import Session
+from sessionview.core.tail import Appended, Pending
+from sessionview.core.tail_open import TailOpen, grow, open_tail
+from sessionview.core.view.stats import Stats, compact_json
 
 TAIL_COUNT = 256
 QUICK_VIEW_SIZE = 1 << 20  # records over this are read without the slow byte-level checks
@@ -46,90 +49,8 @@ def open_document_session(path: str, max_size: int | None = None) -> Session | N
         return None
     if not catalog.looks_like_json_document(head):
         return None
-    try:
-        from sessionview.core import littleghost  # noqa: F401  (written separately; may be missing)
-    except ImportError:
-        return None
-    from sessionview.core.session import open_session
-
     session = open_session(path)
     return None if isinstance(session, JsonlSession) else session
-
-
-def detect_adapter(fd: int, cap: int = DEFAULT_CAP) -> Adapter:
-    """The format of a JSONL file, judged from its first lines."""
-    head = os.pread(fd, catalog.DETECT_BYTES, 0)
-    return catalog.detect_adapter(head)
-
-
-@dataclass
-class Stats:
-    """Counts over every record, for the header and the filter prompt."""
-
-    records: int = 0
-    roles: dict[str, int] = field(default_factory=dict)
-    kinds: dict[str, int] = field(default_factory=dict)
-    tools: dict[str, int] = field(default_factory=dict)
-    tokens: int = 0
-    invalid: int = 0
-    calls: dict[str, int] = field(default_factory=dict)  # tool call id -> record number
-    results: dict[str, int] = field(default_factory=dict)  # tool call id -> record number of its result
-    names: dict[str, str] = field(default_factory=dict)  # tool call id -> tool name
-    complete: bool = False
-
-    def add(self, view: View) -> None:
-        self.records += 1
-        self.kinds[view.kind.value] = self.kinds.get(view.kind.value, 0) + 1
-        if view.kind is Kind.INVALID:
-            self.invalid += 1
-            return
-        if view.role:
-            self.roles[view.role] = self.roles.get(view.role, 0) + 1
-        self.tokens += view_tokens(view)
-        for call in view.tool_calls:
-            self.tools[call.name] = self.tools.get(call.name, 0) + 1
-            if call.id is not None and call.id not in self.calls:
-                self.calls[call.id] = view.number
-                self.names[call.id] = call.name
-        for result in view.tool_results:
-            if result.call_id is not None and result.call_id not in self.results:
-                self.results[result.call_id] = view.number
-
-    def merge(self, other: "Stats") -> None:
-        """Add ``other``'s counts (records that came after the ones counted here)."""
-        self.records += other.records
-        self.tokens += other.tokens
-        self.invalid += other.invalid
-        for mine, theirs in ((self.roles, other.roles), (self.kinds, other.kinds), (self.tools, other.tools)):
-            for k, v in theirs.items():
-                mine[k] = mine.get(k, 0) + v
-        for k, v in other.calls.items():
-            self.calls.setdefault(k, v)
-        for k, v in other.results.items():
-            self.results.setdefault(k, v)
-        for k, v in other.names.items():
-            self.names.setdefault(k, v)
-
-    def shifted(self, base: int) -> "Stats":
-        """The same stats with record numbers moved by ``base``."""
-        out = Stats(self.records, dict(self.roles), dict(self.kinds), dict(self.tools), self.tokens, self.invalid)
-        out.calls = {k: v + base for k, v in self.calls.items()}
-        out.results = {k: v + base for k, v in self.results.items()}
-        out.names = dict(self.names)
-        out.complete = self.complete
-        return out
-
-
-def view_tokens(view: View) -> int:
-    """Approximate tokens of what a record says: text, reasoning, tool arguments and results."""
-    n = approx_tokens(view.text or "") + approx_tokens(view.reasoning or "")
-    for call in view.tool_calls:
-        args = call.raw_arguments if call.raw_arguments is not None else _compact(call.arguments)
-        n += approx_tokens(call.name) + approx_tokens(args)
-    for result in view.tool_results:
-        if result.content != view.text:
-            n += approx_tokens(result.content or "")
-    return n
 
 
 @dataclass(frozen=True)
@@ -203,7 +124,7 @@ class TranscriptModel:
     # -- opening -------------------------------------------------------------------------------
     @classmethod
     def open(cls, path: str, tail_count: int = TAIL_COUNT, max_scan: int | None = None) -> "TranscriptModel":
-        """Open ``path``. With ``max_scan``, raise :class:`~sessionview.core.tail.ScanLimit` instead of
+        """Open ``path``. With ``max_scan``, raise :class:`~sessionview.core.doc.linescan.ScanLimit` instead of
         reading more than that many bytes (the caller then opens it in a thread)."""
         m = cls(path)
         doc_session = open_document_session(path, max_scan)
@@ -218,7 +139,7 @@ class TranscriptModel:
             return m
         t = open_tail(path, tail_count, max_scan)
         m.tail = t
-        m.adapter = detect_adapter(t.fd)
+        m.adapter = formats.detect_head(os.pread(t.fd, formats.HEAD_BYTES, 0))
         m.end = t.end
         m.size = t.size
         m.tail_count = t.source.count
@@ -528,7 +449,7 @@ def searchable_text(view: View) -> str:
     parts = [view.role or "", view.label or "", view.text or "", view.reasoning or ""]
     for call in view.tool_calls:
         parts.append(call.name)
-        parts.append(call.raw_arguments if call.raw_arguments is not None else _compact(call.arguments))
+        parts.append(call.raw_arguments if call.raw_arguments is not None else compact_json(call.arguments))
     for result in view.tool_results:
         if result.content != view.text:
             parts.append(result.content or "")
@@ -537,12 +458,3 @@ def searchable_text(view: View) -> str:
     for p in view.problems:
         parts.append(p.message)
     return "\n".join(parts)
-
-
-def _compact(value: Any) -> str:
-    import orjson
-
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:
-        return repr(value)

@@ -1,0 +1,115 @@
+"""Finding line starts in a file's bytes: forwards in bounded chunks (optionally hashing as it goes), or
+backwards from the end for the last lines only.
+
+Every reader here takes ``read(offset, size) -> bytes``, so it works on a file descriptor, a memory
+buffer or a test double alike.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from array import array
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Callable
+
+__all__ = ["CHUNK", "SourceChanged", "ParallelHash", "scan_newlines", "ScanLimit", "tail_line_starts"]
+
+#: bytes read at a time (tests lower it to put line ends across chunk boundaries)
+CHUNK = 4 * 1024 * 1024
+
+
+class SourceChanged(OSError):
+    """The file shrank or changed underneath a reader."""
+
+
+class ParallelHash:
+    """SHA-256 fed from a second thread: hashlib releases the GIL, so hashing overlaps the newline scan.
+
+    At most ``depth`` chunks wait, so memory stays bounded whichever side is slower.
+    """
+
+    def __init__(self, depth: int = 3) -> None:
+        self.h = hashlib.sha256()
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sv-hash")
+        self._pending: list[Future[None]] = []
+        self._depth = depth
+
+    def update(self, chunk: bytes) -> None:
+        self._pending.append(self._pool.submit(self.h.update, chunk))
+        if len(self._pending) > self._depth:
+            self._pending.pop(0).result()
+
+    def finish(self) -> "hashlib._Hash":
+        for f in self._pending:
+            f.result()
+        self._pending.clear()
+        self._pool.shutdown(wait=True)
+        return self.h
+
+
+def scan_newlines(
+    read: Callable[[int, int], bytes],
+    start: int,
+    end: int,
+    out: array,
+    progress: Callable[[int], None] | None = None,
+    hasher: ParallelHash | None = None,
+) -> None:
+    """Append to ``out`` the offset just past every ``\\n`` in ``[start, end)``.
+
+    ``read(offset, size)`` returns the bytes at offset. Reads are chunked, so memory stays bounded.
+    ``hasher``, when given, is fed every byte scanned, in order.
+    """
+    pos = start
+    append = out.append
+    while pos < end:
+        size = min(CHUNK, end - pos)
+        chunk = read(pos, size)
+        if not chunk:
+            raise SourceChanged(f"file ended at byte {pos}, expected {end}")
+        if hasher is not None:
+            hasher.update(chunk)
+        find = chunk.find
+        i = find(b"\n")
+        while i != -1:
+            append(pos + i + 1)
+            i = find(b"\n", i + 1)
+        pos += len(chunk)
+        if progress is not None:
+            progress(pos)
+
+
+class ScanLimit(Exception):
+    """Reading backwards went past ``max_scan`` bytes (the caller wanted a quick answer only)."""
+
+
+def tail_line_starts(
+    read: Callable[[int, int], bytes], begin: int, end: int, count: int, max_scan: int | None = None
+) -> list[int]:
+    """Start offsets of the last ``count`` lines of ``[begin, end)``, found by reading backwards.
+
+    With ``max_scan``, raise :class:`ScanLimit` rather than read more than that many bytes backwards.
+    """
+    starts: list[int] = []
+    pos = end
+    # A final newline ends the last line; it does not start a new one.
+    search_end = end - 1 if end > begin and read(end - 1, 1) == b"\n" else end
+    step = 256 * 1024 if max_scan is None else max(1, min(256 * 1024, max_scan))
+    while pos > begin and len(starts) < count:
+        if max_scan is not None and end - pos >= max_scan:
+            raise ScanLimit(f"the last {count} lines are longer than {max_scan} bytes")
+        lo = max(begin, pos - step)
+        chunk = read(lo, pos - lo)
+        hi = min(len(chunk), search_end - lo)
+        while len(starts) < count:
+            i = chunk.rfind(b"\n", 0, hi)
+            if i == -1:
+                break
+            starts.append(lo + i + 1)
+            hi = i
+        search_end = lo
+        pos = lo
+    if len(starts) < count and (not starts or starts[-1] != begin) and end > begin:
+        starts.append(begin)
+    starts.reverse()
+    return starts[-count:] if count else []

@@ -1,0 +1,82 @@
+"""The common interface of every kind of session: views, messages, problems, tool pairing, its load stamp.
+
+A session is a JSONL file (:class:`sessionview.core.session.JsonlSession`) or a LittleGhost store document
+(:class:`sessionview.core.littleghost.LittleGhostSession`); :func:`sessionview.core.session.open_session`
+chooses between them.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from sessionview.core.doc.model import Problem, ToolCall, ToolResult, View, merge_views
+from sessionview.core.doc.pairing import Pairing, pair
+from sessionview.core.formats.base import Adapter
+from sessionview.core.store.stamp import LoadStamp
+
+__all__ = ["Session"]
+
+
+class Session:
+    """Common interface of JSONL sessions and LittleGhost documents."""
+
+    path: str | None
+    adapter: Adapter
+    read_only_reason: str | None = None
+
+    @property
+    def format(self) -> str:
+        return self.adapter.name
+
+    @property
+    def format_title(self) -> str:
+        return self.adapter.title
+
+    def __len__(self) -> int:  # number of records (#N runs 1..len)
+        raise NotImplementedError
+
+    def view(self, number: int) -> View:
+        raise NotImplementedError
+
+    def views(self, first: int = 1, last: int | None = None) -> Iterator[View]:
+        last = len(self) if last is None else min(last, len(self))
+        for n in range(max(first, 1), last + 1):
+            yield self.view(n)
+
+    def messages(self, first: int = 1, last: int | None = None) -> list[View]:
+        """Views with streamed blocks of one message merged."""
+        return merge_views(list(self.views(first, last)))
+
+    def document_problems(self) -> list[Problem]:
+        """Problems of the document as a whole (e.g. a digest mismatch)."""
+        return []
+
+    def pairing(self) -> Pairing:
+        return pair(self.views())
+
+    def check(self) -> list[Problem]:
+        """Every problem: per record, then tool pairing, then document-wide."""
+        problems: list[Problem] = list(self.document_problems())
+        views = []
+        for v in self.views():
+            problems.extend(v.problems)
+            views.append(_slim(v))
+        problems.extend(pair(views).problems())
+        problems.sort(key=lambda p: (p.number or 0))
+        return problems
+
+    @property
+    def stamp(self) -> LoadStamp:
+        """The save layer's stamp of what was loaded (the file on disk is compared with it before a save)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+
+def _slim(v: View) -> View:
+    """A view with only what pairing needs (ids, names, numbers), so a check of a huge file keeps little in
+    memory: the arguments of the calls and the content of the results are dropped."""
+    calls = tuple(ToolCall(c.id, c.name, None) for c in v.tool_calls)
+    results = tuple(ToolResult(r.call_id, "", r.is_error, r.name) for r in v.tool_results)
+    return View(v.number, v.kind, tool_calls=calls, tool_results=results, numbers=v.numbers)

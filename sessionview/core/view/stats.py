@@ -1,0 +1,91 @@
+"""Counts over the records of a session, for the header and the filter prompt: roles, kinds, tools, tokens."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from sessionview.core.doc.model import Kind, View
+from sessionview.core.text import approx_tokens
+
+__all__ = ["Stats", "view_tokens", "compact_json"]
+
+
+@dataclass
+class Stats:
+    """Counts over every record, for the header and the filter prompt."""
+
+    records: int = 0
+    roles: dict[str, int] = field(default_factory=dict)
+    kinds: dict[str, int] = field(default_factory=dict)
+    tools: dict[str, int] = field(default_factory=dict)
+    tokens: int = 0
+    invalid: int = 0
+    calls: dict[str, int] = field(default_factory=dict)  # tool call id -> record number
+    results: dict[str, int] = field(default_factory=dict)  # tool call id -> record number of its result
+    names: dict[str, str] = field(default_factory=dict)  # tool call id -> tool name
+    complete: bool = False
+
+    def add(self, view: View) -> None:
+        self.records += 1
+        self.kinds[view.kind.value] = self.kinds.get(view.kind.value, 0) + 1
+        if view.kind is Kind.INVALID:
+            self.invalid += 1
+            return
+        if view.role:
+            self.roles[view.role] = self.roles.get(view.role, 0) + 1
+        self.tokens += view_tokens(view)
+        for call in view.tool_calls:
+            self.tools[call.name] = self.tools.get(call.name, 0) + 1
+            if call.id is not None and call.id not in self.calls:
+                self.calls[call.id] = view.number
+                self.names[call.id] = call.name
+        for result in view.tool_results:
+            if result.call_id is not None and result.call_id not in self.results:
+                self.results[result.call_id] = view.number
+
+    def merge(self, other: "Stats") -> None:
+        """Add ``other``'s counts (records that came after the ones counted here)."""
+        self.records += other.records
+        self.tokens += other.tokens
+        self.invalid += other.invalid
+        for mine, theirs in ((self.roles, other.roles), (self.kinds, other.kinds), (self.tools, other.tools)):
+            for k, v in theirs.items():
+                mine[k] = mine.get(k, 0) + v
+        for k, v in other.calls.items():
+            self.calls.setdefault(k, v)
+        for k, v in other.results.items():
+            self.results.setdefault(k, v)
+        for k, v in other.names.items():
+            self.names.setdefault(k, v)
+
+    def shifted(self, base: int) -> "Stats":
+        """The same stats with record numbers moved by ``base``."""
+        out = Stats(self.records, dict(self.roles), dict(self.kinds), dict(self.tools), self.tokens, self.invalid)
+        out.calls = {k: v + base for k, v in self.calls.items()}
+        out.results = {k: v + base for k, v in self.results.items()}
+        out.names = dict(self.names)
+        out.complete = self.complete
+        return out
+
+
+def view_tokens(view: View) -> int:
+    """Approximate tokens of what a record says: text, reasoning, tool arguments and results."""
+    n = approx_tokens(view.text or "") + approx_tokens(view.reasoning or "")
+    for call in view.tool_calls:
+        args = call.raw_arguments if call.raw_arguments is not None else compact_json(call.arguments)
+        n += approx_tokens(call.name) + approx_tokens(args)
+    for result in view.tool_results:
+        if result.content != view.text:
+            n += approx_tokens(result.content or "")
+    return n
+
+
+def compact_json(value: Any) -> str:
+    """``value`` as compact JSON (its ``repr`` when it is not JSON)."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return repr(value)
