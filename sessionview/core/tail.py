@@ -40,7 +40,7 @@ import os
 import re
 import stat
 import time
-from typing import Any, Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from sessionview.core.doc.document import open_regular, preader
 from sessionview.core.tail_events import (  # the events are part of this module's API
@@ -84,6 +84,11 @@ class Follower:
     compaction markers); beyond that its line count and markers are unknown, and any marker a rewrite
     brings counts as new.
     """
+
+    _shown: bytearray | None  # the reported prefix while it is small; None: only its head and tail are kept
+    _hash: "hashlib._Hash | None"  # of [0, offset); None: not known (a huge prefix at start)
+    _lines: int | None  # complete lines in [0, offset)
+    _markers: dict[bytes, str] | None  # digest of each reported marker line: its marker
 
     def __init__(
         self,
@@ -130,12 +135,12 @@ class Follower:
     def _reset(self, offset: int = 0) -> None:
         self.offset = offset  # just past the last reported complete line
         self._scanned = offset  # bytes searched for a newline
-        self._shown: bytearray | None = bytearray()
+        self._shown = bytearray()
         self._head = b""
         self._tail = b""
-        self._hash: Any = hashlib.sha256()  # of [0, offset); None: not known (a huge prefix at start)
-        self._lines: int | None = 0  # complete lines in [0, offset)
-        self._markers: dict[bytes, str] | None = {}  # digest of each reported marker line: its marker
+        self._hash = hashlib.sha256()
+        self._lines = 0
+        self._markers = {}
         self._pending_size = 0
         self._shrunk_since: float | None = None
         self._more = False  # a poll stopped at max_read: there is more to read

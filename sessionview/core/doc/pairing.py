@@ -33,8 +33,8 @@ class Pairing:
         for cid, n in self.dangling:
             name = self.names.get(cid, "")
             out.append(Problem("dangling tool call", f"tool call {cid} ({name}) has no result", n, (cid,)))
-        for cid, n in self.orphans:
-            label = cid if cid is not None else "(no id)"
+        for rid, n in self.orphans:
+            label = rid if rid is not None else "(no id)"
             out.append(Problem("orphan tool result", f"tool result for {label} answers no tool call", n, (label,)))
         for cid, numbers in self.duplicate_calls.items():
             where = ", ".join(f"#{n}" for n in numbers)

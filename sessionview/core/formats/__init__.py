@@ -33,7 +33,8 @@ ADAPTERS: list[type[Adapter]] = [
     BruteAdapter,
 ]
 
-BY_NAME: dict[str, type[Adapter]] = {a.name: a for a in [*ADAPTERS, GenericAdapter]}
+_ALL: list[type[Adapter]] = [*ADAPTERS, GenericAdapter]
+BY_NAME: dict[str, type[Adapter]] = {a.name: a for a in _ALL}
 
 SAMPLE = 24  # parsed values the rules look at
 HEAD_BYTES = 256 * 1024  # the first bytes of a file read to detect its format

@@ -99,8 +99,8 @@ def _find_in(
                 hay = raw.lower() if plain else raw
                 if bneedle not in hay and (plain or b"\\u" not in raw):
                     continue
-            raw = None if data is None else data[offsets[n - n0] : offsets[n - n0 + 1]]
-            if ok(n) and needle in searchable_text(scanner.quick_view(n, raw)).casefold():
+            record = None if data is None else data[offsets[n - n0] : offsets[n - n0 + 1]]
+            if ok(n) and needle in searchable_text(scanner.quick_view(n, record)).casefold():
                 return n
         seen += n1 - n0 + 1
         progress(seen)

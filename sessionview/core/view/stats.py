@@ -54,12 +54,12 @@ class Stats:
         for mine, theirs in ((self.roles, other.roles), (self.kinds, other.kinds), (self.tools, other.tools)):
             for k, v in theirs.items():
                 mine[k] = mine.get(k, 0) + v
-        for k, v in other.calls.items():
-            self.calls.setdefault(k, v)
-        for k, v in other.results.items():
-            self.results.setdefault(k, v)
-        for k, v in other.names.items():
-            self.names.setdefault(k, v)
+        for cid, number in other.calls.items():
+            self.calls.setdefault(cid, number)
+        for cid, number in other.results.items():
+            self.results.setdefault(cid, number)
+        for cid, name in other.names.items():
+            self.names.setdefault(cid, name)
 
     def shifted(self, base: int) -> "Stats":
         """The same stats with record numbers moved by ``base``."""

@@ -269,8 +269,11 @@ class TranscriptModel:
         hit = self._big_views.get(n)
         if hit is not None:
             return hit
-        record = self.session.record(n)
-        view = quick_view(self.session, n, record.raw)
+        session = self.session
+        if not isinstance(session, JsonlSession):  # only JSONL records have a size (see record_size)
+            return session.view(n)
+        record = session.record(n)
+        view = quick_view(session, n, record.raw)
         self._big_views[n] = view
         if len(self._big_views) > 8:
             self._big_views.pop(next(iter(self._big_views)))
