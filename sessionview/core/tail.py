@@ -395,6 +395,9 @@ class Follower:
 
     def _marker_at(self, p: int) -> None:
         """Remember the marker line the needle at ``p`` is in, if it is one."""
+        markers = self._markers
+        if markers is None:  # markers are not tracked (a huge prefix at start)
+            return
         lo = max(0, p - MARKER_REACH)
         before = self._read(lo, p - lo)
         nl = before.rfind(b"\n")
@@ -415,7 +418,7 @@ class Follower:
                 break
             parts.append(piece)
             at += len(piece)
-        self._markers[line_digest(b"".join(parts))] = m.group(1).decode("ascii")  # type: ignore[index]
+        markers[line_digest(b"".join(parts))] = m.group(1).decode("ascii")
 
     def _remember(self, old: int, new: int, data: bytes | None) -> None:
         """Extend the verification data with the newly reported bytes ``[old, new)``."""
