@@ -174,7 +174,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 def _checked(path: str) -> tuple[Any, list[Any]]:
     """Open and check ``path``; a file rewritten in place meanwhile is read again once it is quiet."""
     from sessionview.cli.write import ATTEMPTS, wait_quiet
-    from sessionview.core.doc.document import SourceChanged
+    from sessionview.core.doc.linescan import SourceChanged
 
     for attempt in range(ATTEMPTS):
         if attempt:
@@ -310,7 +310,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 def cmd_prune(args: argparse.Namespace) -> int:
     from sessionview.config import ConfigError
-    from sessionview.core.store import retention
+    from sessionview.core.store import retention, sizes
     from sessionview.core.errors import SaveError
     from sessionview.core.text import escape_control
 
@@ -340,14 +340,14 @@ def cmd_prune(args: argparse.Namespace) -> int:
     n = len(report.removed)
     verb = f"would prune {n} backup{'s' if n != 1 else ''}, freeing" if args.dry_run else \
         f"pruned {n} backup{'s' if n != 1 else ''}, freed"
-    _err(f"{verb} {retention.format_size(report.freed)}; {policy.describe()}; {report.used:,} bytes used")
+    _err(f"{verb} {sizes.format_size(report.freed)}; {policy.describe()}; {report.used:,} bytes used")
     return 0
 
 
 def cmd_undo(args: argparse.Namespace) -> int:
-    from sessionview.core.store import backups
+    from sessionview.core.store import backups, restore
     from sessionview.core.edit import writeback
-    from sessionview.core.store.save import default_root
+    from sessionview.core.store.paths import default_root
     from sessionview.core.errors import SaveError
 
     found = backups.list_backups(args.file)
@@ -379,7 +379,7 @@ def cmd_undo(args: argparse.Namespace) -> int:
         if attempt:
             wait_quiet(args.file)
         try:
-            result = backups.restore(args.file, root=default_root(args.file), force=args.force, backup=found[0])
+            result = restore.restore(args.file, root=default_root(args.file), force=args.force, backup=found[0])
             break
         except Conflict:
             continue
@@ -398,7 +398,8 @@ def cmd_undo(args: argparse.Namespace) -> int:
 
 
 def _open(path: str, digest: bool = True) -> Any:
-    from sessionview.core.doc.document import NotRegularFile, SourceChanged
+    from sessionview.core.doc.document import NotRegularFile
+    from sessionview.core.doc.linescan import SourceChanged
     from sessionview.core.session import open_session
 
     try:
@@ -454,7 +455,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
 
 
 def _size_arg(text: str) -> int:
-    from sessionview.core.store.retention import parse_size
+    from sessionview.core.store.sizes import parse_size
 
     try:
         return parse_size(text, "SIZE")
@@ -624,7 +625,7 @@ def _tui_parser() -> argparse.ArgumentParser:
 
 
 def _source_changed() -> type[BaseException]:
-    from sessionview.core.doc.document import SourceChanged
+    from sessionview.core.doc.linescan import SourceChanged
 
     return SourceChanged
 

@@ -187,7 +187,7 @@ def rewriting_refusal(path: str) -> CliError:
 
 
 def _attempt(args: argparse.Namespace, plan: Callable[[Any], Any], pin: Any, sizes: list[int]) -> int:
-    from sessionview.core.doc.document import SourceChanged
+    from sessionview.core.doc.linescan import SourceChanged
     from sessionview.core.edit.plan import InvalidEdit, Refused
     from sessionview.core.errors import AnotherWriter, Conflict, SaveError
     from sessionview.core.edit.summary import SummarizerFailed
@@ -247,7 +247,7 @@ def _attempt(args: argparse.Namespace, plan: Callable[[Any], Any], pin: Any, siz
 def _write(args: argparse.Namespace, session: Any, change: Any, pin: Any) -> int:
     from sessionview.core.edit import writeback
     from sessionview.core.errors import Conflict
-    from sessionview.core.store.save import default_root
+    from sessionview.core.store.paths import default_root
 
     for w in change.warnings:
         status(f"warning: {args.file}: {w}")

@@ -8,7 +8,7 @@ import asyncio
 import os
 from typing import Any, Callable
 
-from sessionview.core.store import backups
+from sessionview.core.store import backups, restore
 from sessionview.core.edit import preview as editing, plan as edits, summary
 from sessionview.core.edit.plan import Change, InvalidEdit, Refused
 from sessionview.core.edit.history import rebase
@@ -344,7 +344,7 @@ class Editing:
         keep = self.w.true_number(self.host.transcript.cursor_number)
 
         def op() -> Any:
-            result = backups.restore(self.host.path, root=root, backup=chosen)
+            result = restore.restore(self.host.path, root=root, backup=chosen)
             if self.w.history is not None:
                 # the file is another version now: this run's edits are not undone one by one past it
                 self.w.history.undo_stack.clear()

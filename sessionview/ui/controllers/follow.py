@@ -22,9 +22,11 @@ from textual.worker import get_current_worker
 
 from sessionview.core.doc.document import open_regular
 from sessionview.core.doc.model import View
-from sessionview.core.tail import Appended, Compacted, Deleted, Follower, Pending, Renamed, Replaced, Truncated, full_index
+from sessionview.core.tail import Appended, Compacted, Deleted, Follower, Pending, Renamed, Replaced, Truncated
+from sessionview.core.tail_open import full_index
 from sessionview.core.text import escape_control
-from sessionview.core.view.transcript import Stats, TranscriptModel
+from sessionview.core.view.stats import Stats
+from sessionview.core.view.transcript import TranscriptModel
 from sessionview.ui import messages as msg
 from sessionview.ui.controllers.host import SessionHost
 from sessionview.ui.widgets.blocks import Links

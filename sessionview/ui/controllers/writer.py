@@ -24,7 +24,7 @@ from sessionview.core.edit import preview as editing, writeback
 from sessionview.core.edit.plan import Change, InvalidEdit, Refused
 from sessionview.core.errors import Conflict, SaveError
 from sessionview.core.edit.history import EditHistory, rebase
-from sessionview.core.store.save import default_root
+from sessionview.core.store.paths import default_root
 from sessionview.core.text import escape_control
 from sessionview.ui.controllers.follow import Follow
 from sessionview.ui.controllers.host import SessionHost

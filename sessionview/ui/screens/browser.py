@@ -22,7 +22,7 @@ from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
 from sessionview.core.catalog import LIVE_WINDOW, Catalog, describe
-from sessionview.core.store.save import cleanup_temp_files
+from sessionview.core.store.tmpfiles import cleanup_temp_files
 from sessionview.core.text import escape_control
 from sessionview.ui import messages as msg
 from sessionview.ui.widgets.session_table import SessionTable, header_text

@@ -23,7 +23,7 @@ from sessionview.core.view.render import pretty
 from sessionview.core.tail import Pending
 from sessionview.core.text import approx_tokens, decode_for_display, escape_control
 from sessionview.core.view.humanize import human_count, human_size
-from sessionview.core.view.transcript import view_tokens
+from sessionview.core.view.stats import view_tokens
 
 #: the colours of the transcript's component classes, shared by every widget that paints entries
 COMPONENT_RULES = """
