@@ -13,7 +13,7 @@ from typing import Any, Iterator
 
 from sessionview.core import formats
 from sessionview.core.doc.document import Document, Record
-from sessionview.core.formats.base import Adapter, warn
+from sessionview.core.formats.base import Adapter, Capabilities, warn
 from sessionview.core.doc.model import Kind, Problem, ToolCall, ToolResult, View, merge_views
 from sessionview.core.doc.pairing import Pairing, pair
 from sessionview.core.doc.parse import DEFAULT_CAP, PREVIEW, Parsed, Status, nesting_depth, parse_record
@@ -41,6 +41,11 @@ class Session:
     @property
     def format_title(self) -> str:
         return self.adapter.title
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What the editing code may do with this session (its format's, unless the kind says more)."""
+        return self.adapter.capabilities
 
     def __len__(self) -> int:  # number of records (#N runs 1..len)
         raise NotImplementedError
