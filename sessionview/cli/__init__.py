@@ -27,7 +27,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     sanitize_std_fds()
     parser = build_parser()
-    known = set(parser._subparsers._group_actions[0].choices) if parser._subparsers else set()  # type: ignore[union-attr]
+    subparsers = parser._subparsers._group_actions[0] if parser._subparsers else None
+    known = set(subparsers.choices or ()) if subparsers is not None else set()
     first = next((a for a in argv if not a.startswith("-") or a == "--"), None)
     args = None
     try:

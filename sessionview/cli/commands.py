@@ -189,6 +189,7 @@ def report(path: str, outcome: "Outcome") -> int:
 def _run_write(args: argparse.Namespace, plan: "Callable[[Editable], Change]") -> int:
     """Plan and write ``args.file`` (or print the diff), starting over while another process rewrites it."""
     from sessionview.core import ops
+    from sessionview.core.edit.change import editable
     from sessionview.core.edit.summary import SummarizerFailed
     from sessionview.core.errors import InvalidEdit, Refused, SaveError
 
@@ -205,7 +206,7 @@ def _run_write(args: argparse.Namespace, plan: "Callable[[Editable], Change]") -
         return report(path, ops.commit(session, change, force=args.force))
 
     try:
-        return ops.run_with_retry(path, plan, act, load=open_file)
+        return ops.run_with_retry(path, plan, act, load=lambda p: editable(open_file(p)))
     except Refused as exc:
         raise CliError(str(exc), 1) from None
     except (InvalidEdit, ValueError) as exc:

@@ -25,11 +25,10 @@ from typing import Callable, TypeVar
 
 from sessionview.core.doc.document import SourceChanged
 from sessionview.core.edit import plan as _plan, preview as _preview, summary as _summary, writeback
-from sessionview.core.edit.change import Change, Editable
+from sessionview.core.edit.change import Change, Editable, open_editable
 from sessionview.core.edit.preview import PreviewRow
 from sessionview.core.edit.writeback import Outcome
 from sessionview.core.errors import AnotherWriter, Conflict, InvalidEdit, Refused
-from sessionview.core.session import open_session
 from sessionview.core.store import backups
 from sessionview.core.store.save import default_root
 from sessionview.core.store.stable import wait_stable
@@ -243,7 +242,7 @@ def run_with_retry(
     plan: Callable[[Editable], Change],
     act: Callable[[Editable, Change], T],
     *,
-    load: Callable[[str], Editable] = open_session,  # type: ignore[assignment]  # every Session kind is Editable
+    load: Callable[[str], Editable] = open_editable,
 ) -> T:
     """Load ``path``, ``plan`` a change on it and ``act`` on it (commit it, or show its diff), starting over
     from a fresh load while another process rewrites the file. Raises :class:`StillRewriting` after

@@ -14,6 +14,7 @@ from sessionview.core.doc.model import View
 from sessionview.core.doc.pairing import Pairing
 from sessionview.core.doc.parse import Parsed
 from sessionview.core.formats.base import Adapter, Capabilities
+from sessionview.core.session import JsonlSession, Session, open_session
 from sessionview.core.store.save import LoadStamp
 
 
@@ -39,6 +40,20 @@ class Editable(Protocol):
     def parsed(self, number: int) -> Parsed: ...
     def pairing(self) -> Pairing: ...
     def close(self) -> None: ...
+
+
+def editable(session: Session) -> Editable:
+    """``session`` as the editing code sees it: both kinds of session have records to edit."""
+    from sessionview.core.littleghost import LittleGhostSession
+
+    if isinstance(session, (JsonlSession, LittleGhostSession)):
+        return session
+    raise TypeError(f"a {type(session).__name__} has no records to edit")
+
+
+def open_editable(path: str) -> Editable:
+    """Open ``path`` for editing (any supported format)."""
+    return editable(open_session(path))
 
 
 @dataclass(frozen=True)

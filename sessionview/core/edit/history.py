@@ -14,10 +14,9 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from sessionview.core.edit import writeback
-from sessionview.core.edit.change import Change, Editable
+from sessionview.core.edit.change import Change, Editable, open_editable
 from sessionview.core.edit.writeback import Outcome
 from sessionview.core.errors import Refused
-from sessionview.core.session import open_session
 from sessionview.core.store.save import default_root
 
 LIMIT = 100  # operations kept for undo (and for redo); older ones are forgotten
@@ -95,7 +94,7 @@ class EditHistory:
         path: str,
         root: str | None = None,
         *,
-        loader: Callable[[str], Editable] = open_session,  # type: ignore[assignment]  # every Session kind is Editable
+        loader: Callable[[str], Editable] = open_editable,
         force: bool = False,
         limit: int = LIMIT,
     ) -> None:
@@ -109,28 +108,14 @@ class EditHistory:
 
     # -- the stacks ---------------------------------------------------------------------------------
     @property
-    def can_undo(self) -> bool:
-        return bool(self._undo)
+    def done(self) -> tuple[Done, ...]:
+        """The operations :meth:`undo` can undo, oldest first (the next one last)."""
+        return tuple(self._undo)
 
     @property
-    def can_redo(self) -> bool:
-        return bool(self._redo)
-
-    @property
-    def undo_depth(self) -> int:
-        return len(self._undo)
-
-    @property
-    def redo_depth(self) -> int:
-        return len(self._redo)
-
-    def next_undo(self) -> Done | None:
-        """The operation :meth:`undo` would undo (None: nothing to undo)."""
-        return self._undo[-1] if self._undo else None
-
-    def next_redo(self) -> Done | None:
-        """The operation :meth:`redo` would do again (None: nothing to redo)."""
-        return self._redo[-1] if self._redo else None
+    def undone(self) -> tuple[Done, ...]:
+        """The operations :meth:`redo` can do again, the next one last."""
+        return tuple(self._redo)
 
     def forget(self) -> None:
         """Drop every operation of this run (the file became another version) and reload."""
