@@ -1,6 +1,6 @@
-"""Errors of the saving layer.
+"""Errors of the editing and saving layers.
 
-Every error a save can raise is a :class:`SaveError`. Refusals (the file was not touched because writing
+:class:`Refused` and :class:`InvalidEdit` are raised while a change is planned (nothing was written). Every error a save can raise is a :class:`SaveError`. Refusals (the file was not touched because writing
 would be unsafe) have ``exit_code`` 1; :class:`WriteFailed` (the system refused the write) has ``exit_code`` 2.
 In every case the original file is left as it was.
 """
@@ -9,6 +9,24 @@ from __future__ import annotations
 
 import errno as _errno
 import os
+from typing import Iterable
+
+
+class Refused(Exception):
+    """An operation that would damage the session. ``suggestion`` is the nearest valid range."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, ids: Iterable[str] = (), suggestion: tuple[int, int] | None = None):
+        super().__init__(message)
+        self.ids = tuple(ids)
+        self.suggestion = suggestion
+
+
+class InvalidEdit(ValueError):
+    """The new message is not valid (bad JSON, or a message the format's reader would reject)."""
+
+    exit_code = 2
 
 
 class SaveError(Exception):

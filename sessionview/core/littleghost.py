@@ -22,11 +22,12 @@ import json
 import math
 import os
 import re
+from dataclasses import replace
 from typing import Any
 
 from sessionview.core import rubyjson
 from sessionview.core.doc.document import Document, open_regular
-from sessionview.core.formats.base import warn
+from sessionview.core.formats.base import Capabilities, warn
 from sessionview.core.formats.littleghost_jsonl import LittleGhostJsonlAdapter
 from sessionview.core.doc.model import Kind, Problem, View
 from sessionview.core.session_base import Session
@@ -295,6 +296,11 @@ class LittleGhostSession(Session):
         return stamp_bytes(self.path, self.raw, self._stat)
 
     # -- editing: the messages as a line document, so every edit operation works on them -------------
+    @property
+    def capabilities(self) -> Capabilities:
+        """The messages' capabilities, written back as one whole document."""
+        return replace(self.adapter.capabilities, whole_document=True)
+
     @property
     def doc(self) -> Document:
         """The messages as compact Ruby-JSON lines (#N = message index): what the edit layer works on."""

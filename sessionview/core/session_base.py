@@ -11,7 +11,7 @@ from typing import Iterator
 
 from sessionview.core.doc.model import Problem, ToolCall, ToolResult, View, merge_views
 from sessionview.core.doc.pairing import Pairing, pair
-from sessionview.core.formats.base import Adapter
+from sessionview.core.formats.base import Adapter, Capabilities
 from sessionview.core.store.stamp import LoadStamp
 
 __all__ = ["Session"]
@@ -31,6 +31,11 @@ class Session:
     @property
     def format_title(self) -> str:
         return self.adapter.title
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What the editing code may do with this session (its format's, unless the kind says more)."""
+        return self.adapter.capabilities
 
     def __len__(self) -> int:  # number of records (#N runs 1..len)
         raise NotImplementedError

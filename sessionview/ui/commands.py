@@ -50,10 +50,10 @@ class SessionCommands(Provider):
         elif t.cursor_number is not None:
             yield "Edit this message", "in the editor, with a preview first (e)", "screen.edit"
             yield "Delete this message", "with a preview first (d)", "screen.delete"
-        if w.history is not None and w.history.undo_stack:
-            yield "Undo the last edit", w.history.undo_stack[-1].change.description + " (u)", "screen.undo"
-        if w.history is not None and w.history.redo_stack:
-            yield "Redo the last undone edit", w.history.redo_stack[-1].change.description + " (ctrl+r)", "screen.redo"
+        if w.history is not None and w.history.done:
+            yield "Undo the last edit", w.history.done[-1].change.description + " (u)", "screen.undo"
+        if w.history is not None and w.history.undone:
+            yield "Redo the last undone edit", w.history.undone[-1].change.description + " (ctrl+r)", "screen.redo"
         if w.pending_change is not None:
             yield "Apply the kept edit again", w.pending_change.description + " (a)", "screen.reapply"
 

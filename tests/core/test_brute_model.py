@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from sessionview.core import rubyjson
-from sessionview.core.edit import plan as edits
+from sessionview.core.edit import encode, plan as edits
+from sessionview.core.errors import InvalidEdit, Refused
 from sessionview.core.formats.brute import BruteAdapter
 from sessionview.core.session import JsonlSession
 
@@ -261,7 +262,7 @@ REFUSED = {
 
 @pytest.mark.parametrize("text", list(REFUSED), ids=range(len(REFUSED)))
 def test_edit_refuses_what_brute_would_raise_on_and_check_reports_it(text):
-    with pytest.raises(edits.InvalidEdit) as info:
+    with pytest.raises(InvalidEdit) as info:
         written(text)
     assert str(info.value).startswith("Brute would reject this message: ")
     assert REFUSED[text] in str(info.value)
@@ -290,7 +291,7 @@ def test_check_reports_every_line_brute_could_not_load_naming_brute(tmp_path):
 
 
 def test_a_value_brute_accepts_but_whose_text_is_unknowable_is_refused_without_blaming_brute():
-    with pytest.raises(edits.InvalidEdit, match="cannot write this value exactly"):
+    with pytest.raises(InvalidEdit, match="cannot write this value exactly"):
         written('{"role":"assistant","tool_calls":[{"id":"c","name":1.5}]}')
     assert problems({"role": "assistant", "tool_calls": [{"id": "c", "name": 1.5}]}) == []
 
@@ -300,7 +301,7 @@ def test_a_value_brute_accepts_but_whose_text_is_unknowable_is_refused_without_b
 
 
 def test_setting_role_system_is_refused_unless_forced():
-    with pytest.raises(edits.Refused, match="SessionLog drops system messages.*--force"):
+    with pytest.raises(Refused, match="SessionLog drops system messages.*--force"):
         written('{"role":"system","content":"be brief"}', force=False)
     raw, _ = written('{"role":"system","content":"be brief"}', force=True)
     assert raw == b'{"role":"system","content":"be brief"}'
@@ -319,7 +320,7 @@ def test_other_formats_may_still_write_system_messages():
 
 def test_untouched_numbers_keep_their_text_through_the_brute_model():
     original = b'{"role":"assistant","content":"","tool_calls":[{"id":"c1","name":"f","arguments":{"n":1E2,"m":-0}}]}'
-    text = edits.pretty_record(session(original), 1).replace('""', '"now"')
+    text = encode.pretty_record(session(original), 1).replace('""', '"now"')
     raw, _ = written(text, original=original)
     assert raw == b'{"role":"assistant","content":"now","tool_calls":[{"id":"c1","name":"f","arguments":{"n":1E2,"m":-0}}]}'
     raw, _ = written('{"role":"assistant","content":"","tool_calls":[{"id":"c1","name":"f","arguments":{"n":1e2}}]}')
@@ -427,7 +428,7 @@ def _production(text):
     """The line ``plan_edit`` writes, or the exception it raises."""
     try:
         return written(text, force=True)[0]
-    except (edits.InvalidEdit, edits.Refused) as exc:
+    except (InvalidEdit, Refused) as exc:
         return exc
 
 
@@ -437,11 +438,11 @@ def _compare(value):
     try:
         expected = reference_line(text)
     except RubyRaises:
-        assert isinstance(got, edits.InvalidEdit) and "Brute would reject" in str(got), (text, got)
+        assert isinstance(got, InvalidEdit) and "Brute would reject" in str(got), (text, got)
         assert problems(value), text  # check reports the line Brute could not load
         return
     except (Unknowable, rubyjson.RubyJSONError):
-        assert isinstance(got, edits.InvalidEdit) and "Brute would reject" not in str(got), (text, got)
+        assert isinstance(got, InvalidEdit) and "Brute would reject" not in str(got), (text, got)
         return
     assert got == expected, text
     assert not problems(value), text

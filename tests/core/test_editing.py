@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from sessionview.core.edit import preview as editing, plan as edits, summary
+from sessionview.core.edit import change as changes, encode, history, plan as edits, preview as previews, summary, writeback
 from sessionview.core.session import JsonlSession, open_session
 from pathlib import Path
 
@@ -30,7 +30,7 @@ def session(tmp_path):
 
 def test_preview_of_an_edit_has_context_the_old_and_the_new_record(session):
     change = edits.plan_edit(session, 5, content="five")
-    rows = editing.preview(session, change)
+    rows = previews.preview(session, change)
     assert [(r.mark, r.old, r.new) for r in rows] == [
         (" ", 3, 3),
         (" ", 4, 4),
@@ -40,67 +40,67 @@ def test_preview_of_an_edit_has_context_the_old_and_the_new_record(session):
         (" ", 7, 7),
     ]
     assert rows[2].view.text == "m5" and rows[3].view.text == "five"
-    assert editing.describe(change) == "1 record replaced" and not editing.is_noop(change)
+    assert changes.describe(change) == "1 record replaced" and not changes.is_noop(change)
 
 
 def test_preview_of_a_long_delete_leaves_out_the_middle_and_renumbers_what_follows(session):
     change = edits.plan_delete(session, 3, 15)
-    rows = editing.preview(session, change)
+    rows = previews.preview(session, change)
     marks = [r.mark for r in rows]
     assert marks == [" ", " ", "-", "-", "-", "…", "-", "-", "-", " ", " "]
     assert rows[5].note == "7 more records removed"
     assert (rows[-2].old, rows[-2].new) == (16, 3) and rows[-2].view.text == "m16"
-    assert editing.describe(change) == "13 records removed"
+    assert changes.describe(change) == "13 records removed"
 
 
 def test_preview_of_a_compaction(session):
     change = edits.plan_compact(session, 1, 2, "the summary")
-    rows = editing.preview(session, change)
+    rows = previews.preview(session, change)
     assert [r.mark for r in rows] == ["-", "-", "+", " ", " "]
     assert rows[2].view.text.endswith("the summary") and rows[3].new == 2
-    assert editing.describe(change) == "2 records removed, 1 added"
+    assert changes.describe(change) == "2 records removed, 1 added"
 
 
 def test_number_after_a_change(session):
     delete = edits.plan_delete(session, 5, 7)
-    assert [editing.number_after(delete, n) for n in (4, 5, 6, 7, 8)] == [4, 4, 4, 4, 5]
+    assert [changes.number_after(delete, n) for n in (4, 5, 6, 7, 8)] == [4, 4, 4, 4, 5]
     compact = edits.plan_compact(session, 5, 7, "s")
-    assert [editing.number_after(compact, n) for n in (4, 5, 7, 8, 20)] == [4, 5, 5, 6, 18]
+    assert [changes.number_after(compact, n) for n in (4, 5, 7, 8, 20)] == [4, 5, 5, 6, 18]
 
 
 def test_noop_edit(session):
     change = edits.plan_edit(session, 2, content="m2")
-    assert editing.is_noop(change)
+    assert changes.is_noop(change)
 
 
 def test_content_text_per_format(tmp_path):
     brute = open_session(FIXTURES / "brute-session.jsonl")
-    assert editing.content_text(brute, 1) == "Liste les fichiers du dépôt, s'il te plaît 📁"
-    assert editing.content_text(brute, 7) == ""  # a tool call without content: an empty text to set
+    assert encode.content_text(brute, 1) == "Liste les fichiers du dépôt, s'il te plaît 📁"
+    assert encode.content_text(brute, 7) == ""  # a tool call without content: an empty text to set
     lg = open_session(FIXTURES / "littleghost-filesystem-snapshot.json")
-    assert editing.content_text(lg, 1) == "Wie spät ist es in Zürich? ⏰"
+    assert encode.content_text(lg, 1) == "Wie spät ist es in Zürich? ⏰"
     p = tmp_path / "blocks.jsonl"
     p.write_bytes(b'{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}\n')
-    assert editing.content_text(open_session(p), 1) is None
+    assert encode.content_text(open_session(p), 1) is None
 
 
 def test_range_digest_records_and_bytes(session):
-    assert editing.range_records(session, 2, 3) == [L[1][:-1], L[2][:-1]]
-    assert editing.range_bytes(session, 2, 3) == len(L[1]) + len(L[2])
-    assert editing.range_digest(session, 1, 2).startswith("Compacted 2 records (2 messages,")
+    assert summary.range_records(session, 2, 3) == [L[1][:-1], L[2][:-1]]
+    assert summary.range_bytes(session, 2, 3) == len(L[1]) + len(L[2])
+    assert summary.range_digest(session, 1, 2).startswith("Compacted 2 records (2 messages,")
 
 
 def test_is_current_sees_appends_and_rewrites(tmp_path):
     p = tmp_path / "s.jsonl"
     p.write_bytes(b"".join(L[:3]))
     s = JsonlSession.load(p)
-    assert editing.is_current(s, str(p))
+    assert writeback.is_current(s, str(p))
     with open(p, "ab") as f:
         f.write(L[3])
-    assert not editing.is_current(s, str(p))
-    assert editing.same_record(s, 2, L[1][:-1]) and not editing.same_record(s, 2, b"x")
-    assert editing.same_record(s, 2, None) and not editing.same_record(s, 9, b"x")
-    assert not editing.is_current(s, str(tmp_path / "gone"))
+    assert not writeback.is_current(s, str(p))
+    assert history.same_record(s, 2, L[1][:-1]) and not history.same_record(s, 2, b"x")
+    assert history.same_record(s, 2, None) and not history.same_record(s, 9, b"x")
+    assert not writeback.is_current(s, str(tmp_path / "gone"))
     s.close()
 
 
@@ -108,8 +108,8 @@ def test_modified_ago(tmp_path):
     p = tmp_path / "f"
     p.write_bytes(b"x")
     os.utime(p, (1000, 1000))
-    assert editing.modified_ago(str(p), 1010.0) == pytest.approx(10.0)
-    assert editing.modified_ago(str(tmp_path / "none"), 0) is None
+    assert writeback.modified_ago(str(p), 1010.0) == pytest.approx(10.0)
+    assert writeback.modified_ago(str(tmp_path / "none"), 0) is None
 
 
 def test_summarizer_can_be_stopped_from_another_thread():

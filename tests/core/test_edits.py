@@ -5,7 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessionview.core.edit import plan as edits, summary, writeback
+from sessionview.core.edit import encode, plan as edits, preview, summary
+from sessionview.core.errors import InvalidEdit, Refused
 from sessionview.core.doc.document import BOM
 from sessionview.core.session import JsonlSession
 
@@ -47,11 +48,11 @@ def test_edited_brute_line_is_what_brute_writes_key_order_and_nil_dropped():
 
 def test_edit_refuses_keys_brute_does_not_know_and_invalid_json():
     s = brute({"role": "user", "content": "x"})
-    with pytest.raises(edits.InvalidEdit, match="unknown key"):
+    with pytest.raises(InvalidEdit, match="unknown key"):
         edits.plan_edit(s, 1, json_text='{"role":"user","content":"x","name":"bob"}')
-    with pytest.raises(edits.InvalidEdit, match="invalid JSON"):
+    with pytest.raises(InvalidEdit, match="invalid JSON"):
         edits.plan_edit(s, 1, json_text='{"role":')
-    with pytest.raises(edits.InvalidEdit, match="duplicate key"):
+    with pytest.raises(InvalidEdit, match="duplicate key"):
         edits.plan_edit(s, 1, json_text='{"role":"user","role":"assistant"}')
     # Brute loads a non-string content and writes it back as it is: written, with a warning
     change = edits.plan_edit(s, 1, json_text='{"role":"user","content":["x"]}')
@@ -61,7 +62,7 @@ def test_edit_refuses_keys_brute_does_not_know_and_invalid_json():
 
 def test_untouched_numbers_keep_their_text_and_new_ones_are_written_as_ruby_would():
     s = JsonlSession.load(os.path.join(FIX, "bad", "exponent.jsonl"))
-    text = edits.pretty_record(s, 1)
+    text = encode.pretty_record(s, 1)
     assert "1E2" in text and "1e5" in text
     change = edits.plan_edit(s, 1, json_text=text.replace('"calc"', '"calc2"').replace("-0.0", "2.5e3"))
     raw = change.lines[0].raw
@@ -82,18 +83,18 @@ def test_content_on_block_content_sets_the_only_text_block_or_refuses():
     )
     change = edits.plan_edit(s, 1, content="new")
     assert b'"text":"new"' in change.lines[0].raw
-    with pytest.raises(edits.InvalidEdit, match="--json"):
+    with pytest.raises(InvalidEdit, match="--json"):
         edits.plan_edit(s, 2, content="x")
 
 
 def test_delete_that_splits_a_call_from_its_result_is_refused_with_ids_and_nearest_range():
     s = brute(*CONVO)
-    with pytest.raises(edits.Refused) as err:
+    with pytest.raises(Refused) as err:
         edits.plan_delete(s, 2, 2)
     assert err.value.ids == ("c1",)
     assert "orphan" in str(err.value) and "2:3" in str(err.value)
     assert err.value.suggestion == (2, 3)
-    with pytest.raises(edits.Refused, match="dangling"):
+    with pytest.raises(Refused, match="dangling"):
         edits.plan_delete(s, 3, 3)
     change = edits.plan_delete(s, 2, 3)
     assert len(change.apply(s.doc)) == 3
@@ -104,7 +105,7 @@ def test_delete_that_splits_a_call_from_its_result_is_refused_with_ids_and_neare
 def test_truncate_keeps_records_and_refuses_to_split_pairs():
     s = brute(*CONVO)
     assert edits.plan_truncate(s, 3).apply(s.doc).to_bytes().count(b"\n") == 3
-    with pytest.raises(edits.Refused, match="--keep 1"):
+    with pytest.raises(Refused, match="--keep 1"):
         edits.plan_truncate(s, 2)
     nothing = edits.plan_truncate(s, 10)
     assert nothing.apply(s.doc).to_bytes() == s.doc.to_bytes()
@@ -116,7 +117,7 @@ def test_compact_writes_brutes_marker_where_the_first_replaced_message_was():
     new = change.apply(s.doc)
     assert new.record(1).raw == b'{"role":"user","content":"[compacted:summary] They listed files."}'
     assert new.record(2).raw == b'{"role":"user","content":"thanks"}'
-    with pytest.raises(edits.Refused):
+    with pytest.raises(Refused):
         edits.plan_compact(s, 1, 2, "splits c1")
 
 
@@ -130,9 +131,9 @@ def test_partial_last_line_is_kept_and_never_part_of_a_range_without_force():
     assert s.doc.record(6).partial
     new = edits.plan_edit(s, 5, content="ok").apply(s.doc)
     assert new.to_bytes().endswith(b'{"role":"assistant","content":"wri')
-    with pytest.raises(edits.Refused, match="partial"):
+    with pytest.raises(Refused, match="partial"):
         edits.plan_delete(s, 5, 6)
-    with pytest.raises(edits.Refused, match="partial"):
+    with pytest.raises(Refused, match="partial"):
         edits.plan_truncate(s, 5)
 
 
@@ -157,7 +158,7 @@ def test_any_forced_delete_then_inverse_is_byte_identical(data):
 
 def test_unified_diff_shows_context_and_changes():
     s = brute(*CONVO)
-    diff = writeback.unified_diff(s.doc, edits.plan_delete(s, 4, 4), "s.jsonl")
+    diff = preview.unified_diff(s.doc, edits.plan_delete(s, 4, 4), "s.jsonl")
     assert diff.splitlines()[:3] == ["--- a/s.jsonl", "+++ b/s.jsonl", "@@ -1,5 +1,4 @@ delete #4"]
     assert '-{"role":"assistant","content":"Two files."}' in diff
 
@@ -188,5 +189,5 @@ def test_parse_range():
     assert edits.parse_range("3:5", 10) == (3, 5)
     assert edits.parse_range("3:", 10) == (3, 10)
     for bad in ("0", "5:3", "x", "3:11"):
-        with pytest.raises(edits.InvalidEdit):
+        with pytest.raises(InvalidEdit):
             edits.parse_range(bad, 10)

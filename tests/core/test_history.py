@@ -1,7 +1,7 @@
 import pytest
 
 from sessionview.core.edit import plan as edits
-from sessionview.core.errors import Conflict
+from sessionview.core.errors import Conflict, Refused
 from sessionview.core.edit.history import EditHistory, locate, rebase, still_applied
 from sessionview.core.session import JsonlSession
 
@@ -24,12 +24,12 @@ def test_apply_undo_redo_each_a_new_save(path):
     assert path.read_bytes() == L[0] + b'{"role":"user","content":"two"}\n' + b"".join(L[2:])
     h.undo()
     assert path.read_bytes() == b"".join(L)
-    with pytest.raises(edits.Refused, match="nothing to undo"):
+    with pytest.raises(Refused, match="nothing to undo"):
         h.undo()
     h.redo()
     h.redo()
     assert path.read_bytes() == L[0] + b'{"role":"user","content":"two"}\n' + L[2] + L[3]
-    with pytest.raises(edits.Refused, match="nothing to redo"):
+    with pytest.raises(Refused, match="nothing to redo"):
         h.redo()
 
 
@@ -73,7 +73,7 @@ def test_rebase_refuses_when_the_target_is_gone(path):
     s = JsonlSession.load(path)
     change = edits.plan_edit(s, 2, content="two")
     path.write_bytes(L[0])
-    with pytest.raises(edits.Refused, match="no longer"):
+    with pytest.raises(Refused, match="no longer"):
         rebase(JsonlSession.load(path), change)
 
 

@@ -9,7 +9,7 @@ import stat
 from pathlib import Path
 
 from sessionview.core.store import backups
-from sessionview.core.edit import plan as edits
+from sessionview.core.edit import encode
 from sessionview.core.littleghost import LittleGhostSession
 from sessionview.core.session import open_session
 from sessionview.ui.screens.confirm import PreviewScreen
@@ -33,7 +33,7 @@ async def test_edit_in_the_modal_keeps_invalid_json_in_place_then_previews_and_s
         await select(pilot, screen, 6)
         await pilot.press("e")
         ed = await modal(pilot, EditorScreen)
-        assert ed.mode == "json" and ed.text == edits.pretty_record(open_session(brute), 6)
+        assert ed.mode == "json" and ed.text == encode.pretty_record(open_session(brute), 6)
         assert "edit #6" in all_text(app) and "Check & preview" in all_text(app)
         # a broken edit: reported in the modal, the text stays as typed, nothing is written
         broken = '{"role": "user", "content": "Now read README.md, please"'

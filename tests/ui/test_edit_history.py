@@ -62,7 +62,7 @@ async def test_undo_and_redo_each_previewed_and_saved(brute):
         await pilot.press("escape")  # a cancelled redo writes nothing and stays available
         await settled(pilot, screen)
         assert lines_of(brute) == original[:3] + original[4:]
-        assert len(screen.history.redo_stack) == 1
+        assert len(screen.history.undone) == 1
         assert "replaced" not in notes(app)
     # every save kept a backup of what it replaced
     assert len(backups.list_backups(brute)) == 5
@@ -100,7 +100,7 @@ async def test_history_screen_lists_backups_and_restores_one(brute):
         await wait_for(pilot, lambda: screen.edit_status.startswith("saved: restore of the backup"), what="restored")
         await settled(pilot, screen)
         assert len(screen.model) == 11
-        assert screen.history.undo_stack == [] and "restore of the backup" in notes(app)
+        assert screen.history.done == () and "restore of the backup" in notes(app)
     assert lines_of(brute) == original
     assert len(backups.list_backups(brute)) == 3  # the restore backed up what it replaced
 

@@ -1,25 +1,22 @@
-"""What an interactive editor needs around :mod:`edits`, :mod:`writeback` and :mod:`history`: the
-transcript as a change will leave it (a preview), the text of a message alone, the inputs of a
-compaction summary, and whether a loaded session is still the file on disk.
-
-Pure (stdlib and the core only): the user interface draws what these functions return.
+"""What a change will do, shown before it is written: the transcript as it will be (preview rows) and the
+unified diff of the file (a dry run). Pure: the user interface and the CLI draw what these return.
 """
 
 from __future__ import annotations
 
-import os
+import difflib
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Iterator
 
-from sessionview.core import rubyjson
-from sessionview.core.edit import plan as edits, summary
-from sessionview.core.edit.plan import Change
+from sessionview.core.doc.document import Document
 from sessionview.core.doc.model import Kind, View
+from sessionview.core.edit.change import Change, Editable, counts
 from sessionview.core.session import JsonlSession
-from sessionview.core.session_base import Session
+from sessionview.core.text import decode_for_display, escape_control
 
 CONTEXT = 2  # records of context shown before and after a change
 SHOWN = 6  # removed or added records shown at most (the first and the last ones)
+DIFF_CONTEXT = 3  # lines of context in a unified diff
 
 
 @dataclass(frozen=True)
@@ -35,39 +32,12 @@ class PreviewRow:
     note: str = ""
 
 
-def after(session: Session, change: Change) -> JsonlSession:
+def after(session: Editable, change: Change) -> JsonlSession:
     """The records as ``change`` leaves them, readable like a session (views, numbers)."""
     return JsonlSession(change.apply(session.doc), adapter=session.adapter)
 
 
-def is_noop(change: Change) -> bool:
-    """Whether writing ``change`` would leave the records as they are."""
-    if change.last < change.first and not change.lines:
-        return True
-    return [(line.raw, line.terminator) for line in change.lines] == [
-        (line.raw, line.terminator) for line in change.old_lines
-    ]
-
-
-def counts(change: Change) -> tuple[int, int]:
-    """(records removed, records added) by ``change``."""
-    return max(0, change.last - change.first + 1), len(change.lines)
-
-
-def describe(change: Change) -> str:
-    """``"2 records removed, 1 added"`` for ``change``."""
-    removed, added = counts(change)
-    if removed == added == 1:
-        return "1 record replaced"
-    parts = []
-    if removed:
-        parts.append(f"{removed:,} record{'s' if removed != 1 else ''} removed")
-    if added:
-        parts.append(f"{added:,} {'record' if added == 1 else 'records'} added" if not removed else f"{added:,} added")
-    return ", ".join(parts) or "no change"
-
-
-def _safe_view(session: Session, n: int) -> View:
+def _safe_view(session: Editable, n: int) -> View:
     try:
         return session.view(n)
     except Exception as exc:  # a preview must never fail on a record it only shows
@@ -85,7 +55,7 @@ def _sample(numbers: range, shown: int) -> Iterator[int | tuple[int, int]]:
     yield from numbers[-half:]
 
 
-def preview(session: Session, change: Change, context: int = CONTEXT, shown: int = SHOWN) -> list[PreviewRow]:
+def preview(session: Editable, change: Change, context: int = CONTEXT, shown: int = SHOWN) -> list[PreviewRow]:
     """The area ``change`` touches, as it will be: context before, the removed records, the new ones,
     context after (numbers of the new file)."""
     n = len(session)
@@ -110,108 +80,62 @@ def preview(session: Session, change: Change, context: int = CONTEXT, shown: int
     return rows
 
 
-def number_after(change: Change, n: int) -> int:
-    """Where record ``n`` of the file before ``change`` is once it is written (the nearest record when
-    ``n`` itself is removed)."""
-    removed, added = counts(change)
-    if n < change.first:
-        return n
-    if n > change.last:
-        return n + added - removed
-    if added:
-        return change.first + min(n - change.first, added - 1)
-    return max(1, change.first - 1) if change.first > 1 else 1
+# -- diffs ---------------------------------------------------------------------------------------------
 
 
-# -- messages ----------------------------------------------------------------------------------------
+def diff(session: Editable, change: Change, path: str) -> str:
+    """The dry-run diff. A LittleGhost document is one line, so its messages are diffed instead."""
+    text = unified_diff(session.doc, change, path)
+    if session.capabilities.whole_document:
+        text = (
+            f"# {_name(path)} is one JSON document: the diff shows its messages, one per line (#N = message index).\n"
+            "# The document is rewritten whole with its digest recomputed.\n" + text
+        )
+    return text
 
 
-def content_text(session: Session, number: int) -> str | None:
-    """The text of message ``number`` alone, when it has one text to edit (what ``plan_edit(content=)``
-    replaces); None when it has none or several text blocks."""
-    try:
-        value = rubyjson.loads_preserving(session.doc.record(number).raw)
-    except Exception:
-        return None
-    holder = edits._content_holder(session.format, value)
-    if holder is None:
-        return None
-    obj, key = holder
-    content = obj.get(key)
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = [
-            b["text"]
-            for b in content
-            if isinstance(b, dict) and b.get("type") in edits._TEXT_TYPES and isinstance(b.get("text"), str)
-        ]
-        if len(texts) == 1:
-            return texts[0]
-    return None
+def _name(path: str) -> str:
+    """A path for a diff header: control characters, C1 and bidi overrides escaped like message content."""
+    return escape_control(path, one_line=True)
 
 
-# -- compaction --------------------------------------------------------------------------------------
+def _show(raw: bytes, terminator: bytes) -> str:
+    text = decode_for_display(raw)
+    if terminator == b"\r\n":
+        text += "\\r"
+    return text
 
 
-def range_bytes(session: Session, first: int, last: int) -> int:
-    return sum(session.doc.record_size(k) for k in range(first, last + 1))
+def unified_diff(old: Document, change: Change, path: str) -> str:
+    """A unified diff of the file for ``change``, built from the changed range only (fast at any size)."""
+    n = len(old)
+    lo = max(1, change.first - DIFF_CONTEXT)
+    hi = min(n, change.last + DIFF_CONTEXT)
+    before = old.records(lo, change.first - 1)
+    removed = old.records(change.first, change.last) if change.last >= change.first else []
+    after = old.records(change.last + 1, hi)
+    old_count = len(before) + len(removed) + len(after)
+    new_count = len(before) + len(change.lines) + len(after)
+    old_start = lo if old_count else max(0, lo - 1)
+    new_start = lo if new_count else max(0, lo - 1)
+    name = _name(path)
+    lines = [f"--- a/{name}", f"+++ b/{name}", f"@@ -{old_start},{old_count} +{new_start},{new_count} @@ {change.description}"]
+    lines += [" " + _show(r.raw, r.terminator) for r in before]
+    lines += ["-" + _show(r.raw, r.terminator) for r in removed]
+    lines += ["+" + _show(line.raw, line.terminator) for line in change.lines]
+    lines += [" " + _show(r.raw, r.terminator) for r in after]
+    if (after and after[-1].number == n and not after[-1].terminator) or (
+        change.last >= n and change.lines and not change.lines[-1].terminator
+    ):
+        lines.append("\\ No newline at end of file")
+    return "\n".join(lines) + "\n"
 
 
-def range_records(session: Session, first: int, last: int) -> list[bytes]:
-    """The raw records ``first..last`` (what a summarizer command reads on its stdin)."""
-    return [session.doc.record(k).raw for k in range(first, last + 1)]
-
-
-def range_digest(session: Session, first: int, last: int) -> str:
-    """The built-in extractive digest of records ``first..last``."""
-    return summary.digest(list(session.views(first, last)), range_bytes(session, first, last))
-
-
-# -- the file on disk --------------------------------------------------------------------------------
-
-
-def is_current(session: Session, path: str) -> bool:
-    """Whether ``session`` still is the file at ``path`` (same inode, size and modification time)."""
-    try:
-        st = os.stat(path)
-        stamp = session.stamp  # type: ignore[attr-defined]
-    except (OSError, ValueError, AttributeError):
-        return False
-    except Exception:
-        return False
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) == (stamp.dev, stamp.ino, stamp.size, stamp.mtime_ns)
-
-
-def same_record(session: Session, number: int, raw: bytes | None) -> bool:
-    """Whether record ``number`` of ``session`` holds ``raw`` (None: not known, taken as yes)."""
-    if raw is None:
-        return True
-    try:
-        return 1 <= number <= len(session) and session.doc.record(number).raw == raw
-    except Exception:
-        return False
-
-
-def modified_ago(path: str, now: float) -> float | None:
-    """Seconds since ``path`` was last modified (None if it cannot be read)."""
-    try:
-        return now - os.stat(path).st_mtime
-    except OSError:
-        return None
-
-
-def describe_outcome(outcome: Any) -> str:
-    """What a save did beyond the edit: appends carried over, a partial line left out."""
-    result = getattr(outcome, "result", None)
-    parts = []
-    rebased = getattr(result, "rebased_bytes", 0) + getattr(result, "carried_bytes", 0)
-    if rebased:
-        parts.append(f"{rebased:,} bytes appended meanwhile kept")
-    lost = getattr(result, "lost_partial_bytes", 0)
-    if lost:
-        parts.append(f"an unfinished last line of {lost:,} bytes was kept aside")
-    parts.extend(getattr(result, "warnings", ()) or ())
-    return "; ".join(parts)
+def bytes_diff(old: bytes, new: bytes, path: str) -> str:
+    """A unified diff of two small whole files (LittleGhost documents, pretty-printed for reading)."""
+    a = decode_for_display(old).split("\n")
+    b = decode_for_display(new).split("\n")
+    return "".join(
+        line + ("" if line.endswith("\n") else "\n")
+        for line in difflib.unified_diff(a, b, f"a/{_name(path)}", f"b/{_name(path)}", lineterm="")
+    )

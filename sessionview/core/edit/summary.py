@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
 from sessionview.core.doc.model import Kind, View
+from sessionview.core.edit.change import Editable
 from sessionview.core.text import escape_control
 
 DEFAULT_TIMEOUT = 120.0
@@ -86,6 +87,20 @@ def digest(views: Sequence[View], replaced_bytes: int) -> str:
         lines.append("## Last conclusion")
         lines.append(_one_line(conclusion, 600))
     return "\n".join(lines)
+
+
+def range_bytes(session: Editable, first: int, last: int) -> int:
+    return sum(session.doc.record_size(k) for k in range(first, last + 1))
+
+
+def range_records(session: Editable, first: int, last: int) -> list[bytes]:
+    """The raw records ``first..last`` (what a summarizer command reads on its stdin)."""
+    return [session.doc.record(k).raw for k in range(first, last + 1)]
+
+
+def range_digest(session: Editable, first: int, last: int) -> str:
+    """The built-in extractive digest of records ``first..last``."""
+    return digest(list(session.views(first, last)), range_bytes(session, first, last))
 
 
 @dataclass

@@ -1,29 +1,42 @@
-"""Write a planned change back to disk: the glue between :mod:`edits` and :mod:`save`.
+"""Write a planned change back to disk: the glue between :mod:`.change` and :mod:`sessionview.core.store.save`.
 
 The new file is the edited document followed by whatever was appended on disk since load (a rebase).
 An appended tail can only be carried over while the record it continues is still last and untouched;
-otherwise the save is refused as a conflict. A dry run renders a unified diff instead of writing.
+otherwise the save is refused as a conflict. A session written whole (a LittleGhost store document,
+``capabilities.whole_document``) is refused on any change on disk since it was loaded.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Callable, Iterator, Protocol
 
 from sessionview.core.doc.document import Document
-from sessionview.core.edit.plan import Change
+from sessionview.core.edit.change import Change, Editable, is_noop
 from sessionview.core.errors import Conflict
-from sessionview.core.text import decode_for_display, escape_control
+from sessionview.core.store import save as _save
+from sessionview.core.store.save import SaveResult
 
-CONTEXT = 3
 
-
-@dataclass
+@dataclass(frozen=True)
 class Outcome:
+    """What a commit did: ``changed`` is False when there was nothing to write (``result`` is then None
+    unless the save layer found the content already on disk)."""
+
     changed: bool
     description: str
-    result: Any = None  # the save layer's SaveResult
-    diff: str = ""
+    result: SaveResult | None = None
+
+
+class WholeDocument(Editable, Protocol):
+    """A session written back whole: its loaded bytes, the bytes with new messages, and the store's lock."""
+
+    raw: bytes
+
+    @property
+    def lock_path(self) -> str | None: ...
+    def with_messages(self, doc: Document) -> bytes: ...
 
 
 def _tail_is_kept(old: Document, change: Change) -> bool:
@@ -34,7 +47,7 @@ def _tail_is_kept(old: Document, change: Change) -> bool:
     return change.last < n or (change.first > n)
 
 
-def render_jsonl(old: Document, new: Document, change: Change, path: str):
+def render_jsonl(old: Document, new: Document, change: Change, path: str) -> Callable[[bytes], Iterator[bytes]]:
     def render(appended: bytes) -> Iterator[bytes]:
         if appended and not _tail_is_kept(old, change):
             raise Conflict(
@@ -49,102 +62,62 @@ def render_jsonl(old: Document, new: Document, change: Change, path: str):
     return render
 
 
-def commit_jsonl(session: Any, change: Change, *, root: str, force: bool = False) -> Outcome:
-    from sessionview.core.store import save as _save
+def _path(session: Editable) -> str:
+    if session.path is None:
+        raise ValueError("the session has no file to write to")
+    return session.path
 
-    old = session.doc
-    new = change.apply(old)
-    if not new.edited:  # the piece table is the loaded source, untouched: nothing to write
+
+def commit(session: Editable, change: Change, *, root: str, force: bool = False) -> Outcome:
+    """Write ``change`` to ``session``'s file: a JSONL rebase, or a whole document. A no-op writes nothing."""
+    if is_noop(change):
         return Outcome(False, change.description)
-    stamp = session.stamp
-    result = _save.save(session.path, render_jsonl(old, new, change, session.path), stamp, root=root, force=force)
-    return Outcome(bool(getattr(result, "changed", True)), change.description, result)
-
-
-def commit(session: Any, change: Change, *, root: str, force: bool = False) -> Outcome:
-    """Write ``change`` to ``session``'s file: a JSONL rebase, or a whole LittleGhost document."""
-    if session.format == "littleghost":
-        data = session.with_messages(change.apply(session.doc))
-        if data == session.raw:
-            return Outcome(False, change.description)
-        return commit_bytes(session, data, change.description, root=root, force=force, lock_path=session.lock_path)
+    if session.capabilities.whole_document:
+        whole: WholeDocument = session  # type: ignore[assignment]  # whole_document promises the protocol
+        data = whole.with_messages(change.apply(whole.doc))
+        return commit_bytes(whole, data, change.description, root=root, force=force, lock_path=whole.lock_path)
     return commit_jsonl(session, change, root=root, force=force)
 
 
-def diff(session: Any, change: Change, path: str) -> str:
-    """The dry-run diff. A LittleGhost document is one line, so its messages are diffed instead."""
-    text = unified_diff(session.doc, change, path)
-    if session.format == "littleghost":
-        text = (
-            f"# {_name(path)} is one JSON document: the diff shows its messages, one per line (#N = message index).\n"
-            "# The document is rewritten whole with its digest recomputed.\n" + text
-        )
-    return text
+def commit_jsonl(session: Editable, change: Change, *, root: str, force: bool = False) -> Outcome:
+    old = session.doc
+    new = change.apply(old)
+    path = _path(session)
+    result = _save.save(path, render_jsonl(old, new, change, path), session.stamp, root=root, force=force)
+    return Outcome(result.changed, change.description, result)
 
 
-def commit_bytes(session: Any, data: bytes, description: str, *, root: str, force: bool = False, lock_path: str | None = None) -> Outcome:
+def commit_bytes(
+    session: Editable, data: bytes, description: str, *, root: str, force: bool = False, lock_path: str | None = None
+) -> Outcome:
     """Whole-file formats (a LittleGhost document): any change on disk since load is a conflict."""
-    from sessionview.core.store import save as _save
-
-    stamp = session.stamp
+    path = _path(session)
 
     def render(appended: bytes) -> Iterator[bytes]:
         if appended:
-            raise Conflict(f"conflict: {session.path} changed on disk since it was loaded", session.path)
+            raise Conflict(f"conflict: {path} changed on disk since it was loaded", path)
         yield data
 
-    result = _save.save(session.path, render, stamp, root=root, force=force, lock_path=lock_path)
-    return Outcome(bool(getattr(result, "changed", True)), description, result)
+    result = _save.save(path, render, session.stamp, root=root, force=force, lock_path=lock_path)
+    return Outcome(result.changed, description, result)
 
 
-# --------------------------------------------------------------------------------------------------
-# diffs
+# -- the file on disk --------------------------------------------------------------------------------
 
 
-def _name(path: str) -> str:
-    """A path for a diff header: control characters, C1 and bidi overrides escaped like message content."""
-    return escape_control(path, one_line=True)
+def is_current(session: Editable, path: str) -> bool:
+    """Whether ``session`` still is the file at ``path`` (same inode, size and modification time)."""
+    try:
+        st = os.stat(path)
+        stamp = session.stamp
+    except Exception:
+        return False
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) == (stamp.dev, stamp.ino, stamp.size, stamp.mtime_ns)
 
 
-def _show(raw: bytes, terminator: bytes) -> str:
-    text = decode_for_display(raw)
-    if terminator == b"\r\n":
-        text += "\\r"
-    return text
-
-
-def unified_diff(old: Document, change: Change, path: str) -> str:
-    """A unified diff of the file for ``change``, built from the changed range only (fast at any size)."""
-    n = len(old)
-    lo = max(1, change.first - CONTEXT)
-    hi = min(n, change.last + CONTEXT)
-    before = old.records(lo, change.first - 1)
-    removed = old.records(change.first, change.last) if change.last >= change.first else []
-    after = old.records(change.last + 1, hi)
-    old_count = len(before) + len(removed) + len(after)
-    new_count = len(before) + len(change.lines) + len(after)
-    old_start = lo if old_count else max(0, lo - 1)
-    new_start = lo if new_count else max(0, lo - 1)
-    name = _name(path)
-    lines = [f"--- a/{name}", f"+++ b/{name}", f"@@ -{old_start},{old_count} +{new_start},{new_count} @@ {change.description}"]
-    lines += [" " + _show(r.raw, r.terminator) for r in before]
-    lines += ["-" + _show(r.raw, r.terminator) for r in removed]
-    lines += ["+" + _show(line.raw, line.terminator) for line in change.lines]
-    lines += [" " + _show(r.raw, r.terminator) for r in after]
-    if (after and after[-1].number == n and not after[-1].terminator) or (
-        change.last >= n and change.lines and not change.lines[-1].terminator
-    ):
-        lines.append("\\ No newline at end of file")
-    return "\n".join(lines) + "\n"
-
-
-def bytes_diff(old: bytes, new: bytes, path: str) -> str:
-    """A unified diff of two small whole files (LittleGhost documents, pretty-printed for reading)."""
-    import difflib
-
-    a = decode_for_display(old).split("\n")
-    b = decode_for_display(new).split("\n")
-    return "".join(
-        line + ("" if line.endswith("\n") else "\n")
-        for line in difflib.unified_diff(a, b, f"a/{_name(path)}", f"b/{_name(path)}", lineterm="")
-    )
+def modified_ago(path: str, now: float) -> float | None:
+    """Seconds since ``path`` was last modified (None if it cannot be read)."""
+    try:
+        return now - os.stat(path).st_mtime
+    except OSError:
+        return None

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessionview.core.formats.base import Adapter, warn
+from sessionview.core.formats.base import Adapter, Capabilities, warn
 from sessionview.core.formats.openai import as_str, dicts, guarded, name_of, str_only, text_of
 from sessionview.core.doc.model import Kind, Problem, ToolCall, ToolResult, View
 
@@ -108,6 +108,7 @@ def read_blocks(content: Any) -> Blocks:
 class AnthropicAdapter(Adapter):
     name = "anthropic"
     title = "Anthropic Messages JSONL"
+    capabilities = Capabilities(editable=True, compactable=True)
 
     @classmethod
     def detect(cls, values: list[Any]) -> bool:

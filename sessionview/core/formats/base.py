@@ -1,19 +1,55 @@
-"""The adapter interface: turn one parsed record into a common :class:`View` without changing bytes."""
+"""The adapter interface: turn one parsed record into a common :class:`View` without changing bytes, and
+declare what the editing code may do with a format's records (:class:`Capabilities`, :meth:`Adapter.encode`).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import copy
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
+from sessionview.core import rubyjson
 from sessionview.core.doc.model import Kind, Problem, View, block_text
+from sessionview.core.errors import InvalidEdit
+from sessionview.core.formats.brute_message import compaction_marker
+
+#: the prefix a compaction summary gets where the format marks it in the text (Brute's convention)
+COMPACT_PREFIX = "[compacted:summary] "
+#: block types whose ``text`` is a message's text
+TEXT_TYPES = ("text", "input_text", "output_text")
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What the editing code may do with a session (asked, never guessed from a format's name)."""
+
+    #: a message may be replaced: its text, or the whole record as JSON
+    editable: bool = False
+    #: a range of records may become one new summary record (false where lines link by ids and parents)
+    compactable: bool = False
+    #: why not, when not compactable (ends the sentence "compaction is not supported for X: ...")
+    not_compactable: str = "its lines are linked by ids and parents, so a new summary line would break the format"
+    #: written back whole (a store document holding the messages), not as JSONL lines
+    whole_document: bool = False
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """One record as the format's writer would produce it: its bytes, the value they hold, and what the
+    writer accepts but a person should know (a provider would reject it, a field is dropped...)."""
+
+    raw: bytes
+    value: Any
+    warnings: tuple[str, ...] = ()
 
 
 class Adapter:
-    """Base adapter. Subclasses set ``name``/``title`` and implement :meth:`detect` and :meth:`view`."""
+    """Base adapter. Subclasses set ``name``/``title``/``capabilities`` and implement :meth:`detect` and
+    :meth:`view`; formats whose writer does more than ``JSON.generate`` override :meth:`encode`."""
 
     name = "unknown"
     title = "Unknown JSONL"
-    #: whether :func:`sessionview.core.edit.plan` may write records of this format
-    writable = False
+    capabilities: ClassVar[Capabilities] = Capabilities()
 
     @classmethod
     def detect(cls, values: list[Any]) -> bool:
@@ -30,6 +66,79 @@ class Adapter:
     def schema_problems(self, number: int, value: Any) -> list[Problem]:
         """Schema warnings for a record (a key the format's reader would reject, wrong types...)."""
         return []
+
+    # -- writing ------------------------------------------------------------------------------------
+    def encode(self, value: Any) -> Encoded:
+        """``value`` as this format's writer writes a record; :class:`InvalidEdit` where its reader would
+        reject it. Numbers keep their original text (:class:`rubyjson.RawInt`)."""
+        return Encoded(generate(value), value)
+
+    def write_refusal(self, value: Any) -> str | None:
+        """Why writing ``value`` would be lost or harmful though the format accepts it (``--force`` writes
+        it anyway); None when it is fine."""
+        return None
+
+    def summary_value(self, text: str) -> Any:
+        """The record a compaction writes for the summary ``text`` (asked only when compactable)."""
+        body = text if compaction_marker(text) else COMPACT_PREFIX + text
+        return {"role": "user", "content": body}
+
+    def content_holder(self, value: Any) -> tuple[dict[str, Any], str] | None:
+        """The object and key that hold a message's content in ``value``."""
+        if not isinstance(value, dict):
+            return None
+        return (value, "content") if "content" in value or "role" in value else None
+
+    def content_text(self, value: Any) -> str | None:
+        """The text of the message ``value`` alone, when it has one text to edit (what :meth:`set_text`
+        replaces); None when it has none or several text blocks."""
+        holder = self.content_holder(value)
+        if holder is None:
+            return None
+        obj, key = holder
+        content = obj.get(key)
+        if content is None:
+            return ""
+        if isinstance(content, str):
+            return content
+        if isinstance(content, list):
+            texts = [b["text"] for b in _text_blocks(content)]
+            if len(texts) == 1:
+                return texts[0]
+        return None
+
+    def set_text(self, value: Any, text: str) -> Any:
+        """A copy of ``value`` with its message text set to ``text``; refuses when there is no single text."""
+        value = copy.deepcopy(value)
+        holder = self.content_holder(value)
+        if holder is None:
+            raise InvalidEdit("this record has no message content to set; use --json to replace it whole")
+        obj, key = holder
+        content = obj.get(key)
+        if content is None or isinstance(content, str):
+            obj[key] = text
+            return value
+        if isinstance(content, list):
+            texts = _text_blocks(content)
+            if len(texts) == 1:
+                texts[0]["text"] = text
+                return value
+            raise InvalidEdit(
+                f"the content has {len(texts)} text blocks, so there is no single text to set; use --json to edit the blocks"
+            )
+        raise InvalidEdit("the content is not text; use --json to replace the message")
+
+
+def _text_blocks(content: list[Any]) -> list[dict[str, Any]]:
+    return [b for b in content if isinstance(b, dict) and b.get("type") in TEXT_TYPES and isinstance(b.get("text"), str)]
+
+
+def generate(value: Any) -> bytes:
+    """Ruby's ``JSON.generate`` of ``value``, numbers keeping their text; :class:`InvalidEdit` if it cannot."""
+    try:
+        return rubyjson.generate(value, keep_raw_numbers=True)
+    except rubyjson.RubyJSONError as exc:
+        raise InvalidEdit(f"cannot write this value exactly: {exc}") from None
 
 
 def warn(number: int, message: str) -> Problem:

@@ -5,14 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from sessionview.core.formats import brute_message as brute
-from sessionview.core.formats.base import Adapter, warn
+from sessionview.core.errors import InvalidEdit
+from sessionview.core.formats.base import Adapter, Capabilities, Encoded, generate, warn
 from sessionview.core.doc.model import Kind, Problem, ToolCall, ToolResult, View, block_text
 
 
 class BruteAdapter(Adapter):
     name = "brute"
     title = "Brute JSONL"
-    writable = True
+    capabilities = Capabilities(editable=True, compactable=True)
 
     @classmethod
     def detect(cls, values: list[Any]) -> bool:
@@ -73,6 +74,26 @@ class BruteAdapter(Adapter):
         """A line ``Brute::Message.new`` raises on: Brute cannot load the session at all while it is there."""
         exc = brute.refusal(value)
         return [warn(number, f"Brute would refuse this line: {exc}")] if exc else []
+
+    def encode(self, value: Any) -> Encoded:
+        """``Brute::Message.new(**value).to_h``, as Brute writes it; refused where Brute would raise."""
+        try:
+            msg = brute.load(value)
+        except brute.BruteSchemaError as exc:
+            raise InvalidEdit(f"Brute would reject this message: {exc}") from None
+        except brute.NotReproducible as exc:
+            raise InvalidEdit(f"cannot write this value exactly: {exc}") from None
+        value = msg.to_h()
+        warnings = (*msg.notes, *msg.provider_warnings())
+        return Encoded(generate(value), value, warnings)
+
+    def write_refusal(self, value: Any) -> str | None:
+        if isinstance(value, dict) and value.get("role") == "system":
+            return (
+                "refused: Brute's SessionLog drops system messages when it rewrites the session at the end of a turn, "
+                "so this message would vanish after the agent's next turn. Use --force to write it anyway"
+            )
+        return None
 
 
 def _str(v: Any) -> str | None:

@@ -31,8 +31,6 @@ BLOCK_KEYS = ("type", "text", "signature", "format", "id", "index")
 BLOCK_TYPES = {"redacted": "encrypted"}
 ROLES = ("user", "assistant", "tool", "system")
 MARK = re.compile(r"\A\[compacted:([a-z_]+)\]")
-MARKERS = ("summary", "tool_results", "sliding_window")
-RUBY_MAX_NESTING = 100
 
 _MISSING: Any = object()
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from sessionview.core.formats.anthropic import content_problems, read_blocks
-from sessionview.core.formats.base import Adapter, warn
+from sessionview.core.formats.base import Adapter, Capabilities, warn
 from sessionview.core.formats.openai import as_str, dicts, guarded, str_only, text_of
 from sessionview.core.doc.model import Kind, Problem, View
 
@@ -44,6 +44,12 @@ def is_envelope(v: Any) -> bool:
 class ClaudeCodeAdapter(Adapter):
     name = "claude-code"
     title = "Claude Code JSONL"
+    capabilities = Capabilities(editable=True)
+
+    def content_holder(self, value: Any) -> tuple[dict[str, Any], str] | None:
+        """The content of the envelope's ``message``."""
+        msg = value.get("message") if isinstance(value, dict) else None
+        return (msg, "content") if isinstance(msg, dict) and "content" in msg else None
 
     @classmethod
     def detect(cls, values: list[Any]) -> bool:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sessionview.core.formats.base import Adapter, warn
+from sessionview.core.formats.base import Adapter, Capabilities, warn
 from sessionview.core.formats.openai import arguments_invalid, as_str, compact, dicts, guarded, name_of, parse_arguments, str_only, text_of
 from sessionview.core.doc.model import Kind, Problem, ToolCall, ToolResult, View
 
@@ -80,6 +80,18 @@ def _reasoning_text(p: dict[str, Any]) -> str:
 class CodexAdapter(Adapter):
     name = "codex"
     title = "Codex rollout JSONL"
+    capabilities = Capabilities(editable=True)
+
+    def content_holder(self, value: Any) -> tuple[dict[str, Any], str] | None:
+        """The ``payload``'s content (or its ``message`` text), else a legacy record's own content."""
+        if not isinstance(value, dict):
+            return None
+        payload = value.get("payload")
+        if isinstance(payload, dict) and "content" in payload:
+            return payload, "content"
+        if isinstance(payload, dict) and isinstance(payload.get("message"), str):
+            return payload, "message"
+        return (value, "content") if "content" in value else None
 
     @classmethod
     def detect(cls, values: list[Any]) -> bool:

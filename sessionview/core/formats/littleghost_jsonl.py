@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sessionview.core.formats.base import Adapter, warn
+from sessionview.core.errors import InvalidEdit
+from sessionview.core.formats.base import Adapter, Capabilities, Encoded, generate, warn
 from sessionview.core.formats.openai import as_str, compact, dicts, guarded, name_of, str_only, text_of
 from sessionview.core.doc.model import Kind, Problem, ToolCall, ToolResult, View
 
@@ -41,6 +42,30 @@ def result_text(content: Any) -> str:
 class LittleGhostJsonlAdapter(Adapter):
     name = "littleghost-jsonl"
     title = "LittleGhost messages JSONL (inferred)"
+    capabilities = Capabilities(editable=True, compactable=True)
+
+    def encode(self, value: Any) -> Encoded:
+        """``LittleGhost::Message#to_h``: role, content as typed blocks, metadata. Refuses what coerce rejects."""
+        if not isinstance(value, dict):
+            raise InvalidEdit("a LittleGhost message must be a JSON object")
+        content = value.get("content")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        elif isinstance(content, dict):
+            content = [content]
+        elif isinstance(content, list):
+            content = [{"type": "text", "text": b} if isinstance(b, str) else b for b in content]
+        out = {"role": value.get("role"), "content": content, "metadata": value.get("metadata", {})}
+        for k in value:
+            if k not in out:
+                out[k] = value[k]
+        problems = self.schema_problems(0, out)
+        if problems:
+            raise InvalidEdit(f"LittleGhost would reject this message: {problems[0].message}")
+        return Encoded(generate(out), out)
+
+    def summary_value(self, text: str) -> Any:
+        return {"role": "user", "content": [{"type": "text", "text": text}], "metadata": {}}
 
     @classmethod
     def detect(cls, values: list[Any]) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
-from sessionview.core.formats.base import Adapter, warn
+from sessionview.core.formats.base import Adapter, Capabilities, warn
 from sessionview.core.doc.model import Kind, Problem, ToolCall, ToolResult, View, block_text
 
 # Constants are tuples, not sets: a membership test on a hostile (unhashable) value must not raise.
@@ -129,6 +129,7 @@ def _is_function_call(c: Any) -> bool:
 class OpenAIChatAdapter(Adapter):
     name = "openai"
     title = "OpenAI chat JSONL"
+    capabilities = Capabilities(editable=True, compactable=True)
 
     @classmethod
     def detect(cls, values: list[Any]) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sessionview.core.formats.base import Adapter, warn
+from sessionview.core.formats.base import Adapter, Capabilities, warn
 from sessionview.core.formats.openai import as_str, compact, guarded, name_of, str_only, text_of
 from sessionview.core.doc.model import Kind, Problem, ToolCall, ToolResult, View
 
@@ -54,6 +54,12 @@ def _blocks(content: Any) -> tuple[str, list[ToolCall], str | None]:
 class PiAdapter(Adapter):
     name = "pi"
     title = "pi session JSONL"
+    capabilities = Capabilities(editable=True)
+
+    def content_holder(self, value: Any) -> tuple[dict[str, Any], str] | None:
+        """The content of the envelope's ``message``."""
+        msg = value.get("message") if isinstance(value, dict) else None
+        return (msg, "content") if isinstance(msg, dict) and "content" in msg else None
 
     @classmethod
     def detect(cls, values: list[Any]) -> bool:

@@ -9,9 +9,10 @@ import os
 from typing import Any, Callable
 
 from sessionview.core.store import backups, restore
-from sessionview.core.edit import preview as editing, plan as edits, summary
-from sessionview.core.edit.plan import Change, InvalidEdit, Refused
+from sessionview.core.edit import change as changes, encode, plan as edits, summary
+from sessionview.core.edit.change import Change
 from sessionview.core.edit.history import rebase
+from sessionview.core.errors import InvalidEdit, Refused
 from sessionview.core.view.humanize import human_size
 from sessionview.core.text import escape_control
 from sessionview.ui.controllers.host import SessionHost
@@ -79,11 +80,11 @@ class Editing:
         session = history.session
         error = ""
         try:
-            json_text = edits.pretty_record(session, n)
+            json_text = encode.pretty_record(session, n)
         except Refused as exc:  # not valid JSON: edit its text to fix it
             json_text = session.doc.record(n).raw.decode("utf-8", "replace")
             error = f"{exc}: fix it here"
-        content = editing.content_text(session, n)
+        content = encode.content_text(session, n)
 
         def plan(mode: str, text: str) -> Change:
             if mode == "content":
@@ -116,7 +117,7 @@ class Editing:
                     self.host.notify("edit cancelled: nothing was written", markup=False)
                     return
                 json_text, content, mode, change = result.json_text, result.content_text, result.mode, result.change
-            if editing.is_noop(change):
+            if changes.is_noop(change):
                 self.host.notify(f"edit #{n}: no change, nothing to write", markup=False)
                 return
             if await self.w.preview(history, change, cancel_label="back to the editor"):
@@ -224,17 +225,17 @@ class Editing:
 
         def summarize(on_start: Callable[[Any], None]) -> str:
             assert command is not None
-            records = editing.range_records(session, first, last)
+            records = summary.range_records(session, first, last)
             return summary.run_summarizer(command, records, timeout, on_start=on_start).text
 
         def digest() -> str:
-            return editing.range_digest(session, first, last)
+            return summary.range_digest(session, first, last)
 
         def plan(text: str) -> Change:
             return edits.plan_compact(session, first, last, text)
 
         count = last - first + 1
-        size = await self.w.hist(editing.range_bytes, session, first, last)
+        size = await self.w.hist(summary.range_bytes, session, first, last)
         title = f"compact #{first}–#{last} · {session.format_title}"
         info = f"{count:,} record{'s' if count != 1 else ''} ({human_size(size)}) will be replaced by one summary message at #{first}."
         text = ""
@@ -261,7 +262,7 @@ class Editing:
     def _undo_redo(self, redo: bool) -> None:
         if self.w.refuse_if_not_writable():
             return
-        stack = None if self.w.history is None else (self.w.history.redo_stack if redo else self.w.history.undo_stack)
+        stack = None if self.w.history is None else (self.w.history.undone if redo else self.w.history.done)
         if not stack:
             self.host.notify("nothing to redo" if redo else "nothing to undo in this run", markup=False)
             return
@@ -271,7 +272,7 @@ class Editing:
         if not await self.w.live_ok():
             return
         history = await self.w.fresh_history()
-        stack = history.redo_stack if redo else history.undo_stack
+        stack = history.undone if redo else history.done
         if not stack:
             return
         done = stack[-1]
@@ -313,8 +314,8 @@ class Editing:
         h = self.w.history
         if h is None:
             return []
-        lines = [f"  ✓ {one_line(d.change.description)}" for d in h.undo_stack]
-        lines += [f"  ↶ {one_line(d.change.description)} (undone)" for d in reversed(h.redo_stack)]
+        lines = [f"  ✓ {one_line(d.change.description)}" for d in h.done]
+        lines += [f"  ↶ {one_line(d.change.description)} (undone)" for d in reversed(h.undone)]
         return lines
 
     async def _history_flow(self) -> None:
@@ -347,9 +348,7 @@ class Editing:
             result = restore.restore(self.host.path, root=root, backup=chosen)
             if self.w.history is not None:
                 # the file is another version now: this run's edits are not undone one by one past it
-                self.w.history.undo_stack.clear()
-                self.w.history.redo_stack.clear()
-                self.w.history.reload()
+                self.w.history.forget()
             return result
 
         await self.w.commit(op, None, target=keep, what=f"restore of the backup saved {when}")

@@ -2,7 +2,7 @@
 integrity refusals, the save itself, conflicts and edits an agent wrote over.
 
 Every flow calls the same core operations as the CLI: :mod:`edits` plans a change, the preview comes from
-:mod:`editing` and :func:`writeback.diff`, and :class:`~sessionview.core.edit.history.EditHistory` writes it
+:mod:`~sessionview.core.edit.preview` (rows and :func:`~sessionview.core.edit.preview.diff`), and :class:`~sessionview.core.edit.history.EditHistory` writes it
 (a safe save with a backup) and keeps it for undo. Nothing is written before the user confirmed a preview.
 
 The history's session is the file fully loaded (with the hash the save checks), reloaded at the start of a
@@ -20,9 +20,10 @@ import asyncio
 import os
 from typing import Any, Awaitable, Callable
 
-from sessionview.core.edit import preview as editing, writeback
-from sessionview.core.edit.plan import Change, InvalidEdit, Refused
-from sessionview.core.errors import Conflict, SaveError
+from sessionview.core import ops
+from sessionview.core.edit import change as changes, history as edit_history, preview as previews, writeback
+from sessionview.core.edit.change import Change
+from sessionview.core.errors import Conflict, InvalidEdit, Refused, SaveError
 from sessionview.core.edit.history import EditHistory, rebase
 from sessionview.core.store.paths import default_root
 from sessionview.core.text import escape_control
@@ -139,14 +140,14 @@ class Writer:
         def work() -> EditHistory:
             if self.history is None:
                 self.history = EditHistory(self.host.path, self.root())
-            elif not editing.is_current(self.history.session, self.host.path):
+            elif not writeback.is_current(self.history.session, self.host.path):
                 self.history.reload()
             return self.history
 
         return await self.hist(work)
 
     async def _same_selection(self, history: EditHistory, checks: list[tuple[int, bytes | None]]) -> bool:
-        ok = all(editing.same_record(history.session, n, raw) for n, raw in checks)
+        ok = all(edit_history.same_record(history.session, n, raw) for n, raw in checks)
         if not ok:
             self.host.notify(
                 "the file changed under the selection (it is being rewritten?): look again once it has reloaded",
@@ -169,7 +170,7 @@ class Writer:
     async def live_ok(self) -> bool:
         if self.host.state != "live":
             return True
-        ago = editing.modified_ago(self.host.path, self.host.clock())
+        ago = writeback.modified_ago(self.host.path, self.host.clock())
         when = f" (it changed {max(0, ago):.0f} s ago)" if ago is not None and ago < 3600 else ""
         return bool(await self.host.app.push_screen_wait(ConfirmScreen("⚠ live session", LIVE_TEXT.format(ago=when))))
 
@@ -185,16 +186,16 @@ class Writer:
         return ""
 
     async def preview(self, history: EditHistory, change: Change, *, title: str = "", cancel_label: str = "cancel (nothing is written)") -> bool:
-        if editing.is_noop(change):
+        if changes.is_noop(change):
             self.host.notify(f"{change.description}: no change, nothing to write", markup=False)
             return False
         session = history.session
 
         def work() -> tuple[list, str]:
-            return editing.preview(session, change), writeback.diff(session, change, self.diff_name)
+            return previews.preview(session, change), previews.diff(session, change, self.diff_name)
 
         rows, diff = await self.hist(work)
-        summary_line = f"{editing.describe(change)} · {self.host.display_path} · {session.format_title}"
+        summary_line = f"{changes.describe(change)} · {self.host.display_path} · {session.format_title}"
         screen = PreviewScreen(
             title or f"preview · {change.description}",
             one_line(summary_line),
@@ -261,7 +262,7 @@ class Writer:
             self.follow.reopen_after_save(None, saved=False)
             raise
         outcome = getattr(done, "outcome", done)
-        extra = editing.describe_outcome(outcome) if outcome is not None else ""
+        extra = ops.describe(outcome).extra if isinstance(outcome, ops.Outcome) else ""
         self.host.edit_status = f"saved: {desc}"
         self.host.refresh_bindings()
         self.host.notify(
@@ -280,7 +281,7 @@ class Writer:
         diff = ""
         if history is not None:
             try:
-                diff = await self.hist(writeback.diff, history.session, change, self.diff_name)
+                diff = await self.hist(previews.diff, history.session, change, self.diff_name)
             except Exception as err:  # the loaded file may be gone
                 diff = f"# the diff cannot be shown: {err}\n"
         choice = await self.host.app.push_screen_wait(ConflictScreen(str(exc), change.description, diff))
@@ -313,7 +314,7 @@ class Writer:
     def maybe_check_overwritten(self) -> None:
         """After the file was rewritten or replaced: is our last edit still in it?"""
         history = self.history
-        if history is None or not history.undo_stack or self.host.read_only:
+        if history is None or not history.done or self.host.read_only:
             return
         if self.host.busy:
             self._recheck_overwritten = True

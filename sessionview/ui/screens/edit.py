@@ -20,7 +20,8 @@ from textual.content import Content
 from textual.widgets import LoadingIndicator, Static, TextArea
 from textual.worker import Worker, WorkerState
 
-from sessionview.core.edit.plan import Change, InvalidEdit, Refused
+from sessionview.core.edit.change import Change
+from sessionview.core.errors import InvalidEdit, Refused
 from sessionview.core.text import escape_control
 from sessionview.ui.screens.modal import MODAL_CSS, Dialog
 

@@ -21,7 +21,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from sessionview.core.edit.plan import Change
+from sessionview.core.edit.change import Change
 from sessionview.core.edit.history import EditHistory
 from sessionview.core.view.transcript import Filter, TranscriptModel
 from sessionview.ui import messages as msg

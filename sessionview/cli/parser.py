@@ -1,0 +1,255 @@
+"""The command line: the argparse parser, one function per command (help texts live here)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from sessionview.cli import commands
+from sessionview.cli.output import PROG
+
+if TYPE_CHECKING:
+    Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
+
+DESCRIPTION = """\
+Look inside, follow and repair LLM agent sessions without losing a byte.
+
+sessionview reads Brute JSONL, LittleGhost Filesystem store documents, Claude Code, Codex rollouts,
+OpenAI chat and Anthropic message logs. Lines nobody edited are always written back byte for byte.
+
+Run it with no command (or a PATH) to open the terminal app on a directory of sessions or on one file.
+"""
+
+EPILOG = """\
+commands:
+  sessionview [PATH] [--read-only]   open the app on a directory (default: .) or one session file
+  sessionview demo                   open the app on bundled examples while an agent writes to one
+  sessionview show FILE [--json]     print the transcript for a person (or as JSON lines)
+  sessionview check FILE...          report every problem with its line number (exit 1 if any)
+  sessionview edit FILE N ...        replace message #N (--content, --content-file, --json or $EDITOR)
+  sessionview delete FILE N[:M]      remove records N to M
+  sessionview truncate FILE --keep N keep records 1 to N
+  sessionview compact FILE N:M       replace records N to M with one summary message
+  sessionview history FILE           list the backups of FILE, newest first
+  sessionview undo FILE              restore the newest backup of FILE
+  sessionview prune [FILE...]        remove old backups beyond the retention policy
+  sessionview serve [PATH]           serve the app to a browser on 127.0.0.1 with a token
+
+Run 'sessionview COMMAND --help' for the options of a command.
+
+exit status: 0 success (or nothing to do), 1 problems found, write refused, or bytes another process wrote
+were not carried into the new file (kept aside and named), 2 usage or I/O error. Status lines go to stderr.
+
+examples:
+  sessionview ~/agents/sessions          browse and live-tail every session under a directory
+  sessionview show tmp/session.jsonl | less -R
+  sessionview check tmp/*.jsonl && echo clean
+  sessionview compact tmp/session.jsonl 2:40 --dry-run
+"""
+
+
+def _size_arg(text: str) -> int:
+    from sessionview.core.store.sizes import parse_size
+
+    try:
+        return parse_size(text, "SIZE")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _formatter(prog: str) -> argparse.HelpFormatter:
+    return argparse.RawDescriptionHelpFormatter(prog, max_help_position=32)
+
+
+def _writer(sub: Subparsers, name: str, help: str, description: str, epilog: str) -> argparse.ArgumentParser:
+    p = sub.add_parser(name, help=help, description=description, epilog=epilog, formatter_class=_formatter)
+    p.add_argument("file", metavar="FILE", help="the session file")
+    return p
+
+
+def _write_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dry-run", action="store_true", help="print a unified diff of the file and write nothing")
+    p.add_argument("--force", action="store_true",
+                   help="override integrity refusals and the check for another writer")
+
+
+SAFETY = ("\n\nEvery write is atomic, keeps a byte-exact backup (see 'sessionview history'), and is refused\n"
+          "with 'conflict' if the file changed on disk other than by appends since it was read.")
+
+
+def _add_show(sub: Subparsers) -> None:
+    p = sub.add_parser("show", help="print a session's transcript", formatter_class=_formatter,
+                       description="Print the transcript of a session for a person to read.\n\n"
+                       "One block per message, headed '#N role': N is the record's line number (for a\n"
+                       "LittleGhost document, the message index). Tool calls show their id, name and\n"
+                       "pretty-printed arguments; results show the id of the call they answer. Control\n"
+                       "characters are shown escaped, never sent to the terminal.",
+                       epilog="examples:\n  sessionview show tmp/session.jsonl\n  sessionview show --json s.jsonl | jq .role")
+    p.add_argument("file", help="the session file")
+    p.add_argument("--json", action="store_true", help="print one normalised JSON object per record instead")
+    p.add_argument("--width", type=int, default=0, help=argparse.SUPPRESS)
+    p.set_defaults(func=commands.cmd_show)
+
+
+def _add_check(sub: Subparsers) -> None:
+    p = sub.add_parser("check", help="report every problem in session files", formatter_class=_formatter,
+                       description="Report every problem with its line number: invalid JSON, not UTF-8, oversized,\n"
+                       "too deep, duplicate keys, partial last lines, schema warnings, dangling tool\n"
+                       "calls, orphan tool results, duplicate call ids and digest mismatches.\n\n"
+                       "exit status: 0 clean, 1 problems found, 2 a file cannot be read.",
+                       epilog="example:\n  sessionview check sessions/*.jsonl || echo 'needs a look'")
+    p.add_argument("files", nargs="+", metavar="FILE", help="session files")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing for clean files")
+    p.set_defaults(func=commands.cmd_check)
+
+
+def _add_demo(sub: Subparsers) -> None:
+    p = sub.add_parser("demo", help="open the app on bundled examples, with a live agent",
+                       description="Copy bundled example sessions (one per format) to a temporary directory and open\n"
+                       "the app on them while a simulated agent writes to one of them.",
+                       formatter_class=_formatter)
+    p.set_defaults(func=commands.cmd_demo)
+
+
+def _add_edit(sub: Subparsers) -> None:
+    p = _writer(sub, "edit", "replace one message", "Replace the message in record N. Untouched records keep their bytes;\n"
+               "the new line is what the format's writer (for Brute: Message#to_h) would produce.\n"
+               "With no flag, $VISUAL or $EDITOR opens the message as pretty JSON." + SAFETY,
+               "examples:\n  sessionview edit s.jsonl 4 --content 'Use the staging database.'\n"
+               "  sessionview edit s.jsonl 7 --json '{\"role\":\"user\",\"content\":\"hi\"}'\n"
+               "  EDITOR=vim sessionview edit s.jsonl 7")
+    p.add_argument("n", type=int, metavar="N", help="the record number, as 'show' prints it (#N)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--content", metavar="TEXT", help="set the message's text")
+    g.add_argument("--content-file", metavar="F", help="set the message's text from a file (- for stdin)")
+    g.add_argument("--json", metavar="JSON", help="replace the whole message with this JSON object")
+    _write_flags(p)
+    p.set_defaults(func=commands.cmd_edit)
+
+
+def _add_delete(sub: Subparsers) -> None:
+    p = _writer(sub, "delete", "remove records N to M", "Remove records N to M (inclusive). Refused if it would split a tool\n"
+               "call from its result; the message names the ids and the nearest valid range." + SAFETY,
+               "examples:\n  sessionview delete s.jsonl 12\n  sessionview delete s.jsonl 12:20 --dry-run")
+    p.add_argument("range", metavar="N[:M]", help="a record number or an inclusive range")
+    _write_flags(p)
+    p.set_defaults(func=commands.cmd_delete)
+
+
+def _add_truncate(sub: Subparsers) -> None:
+    p = _writer(sub, "truncate", "keep records 1 to N", "Keep records 1 to N and drop the rest." + SAFETY,
+               "example:\n  sessionview truncate s.jsonl --keep 40")
+    p.add_argument("--keep", type=int, required=True, metavar="N", help="how many records to keep")
+    _write_flags(p)
+    p.set_defaults(func=commands.cmd_truncate)
+
+
+def _add_compact(sub: Subparsers) -> None:
+    p = _writer(sub, "compact", "replace records N to M with one summary", "Replace records N to M with one summary message, written the way the\n"
+               "format expects: for Brute, {\"role\":\"user\",\"content\":\"[compacted:summary] ...\"} where\n"
+               "the first replaced message was.\n\n"
+               "The summary is --summary TEXT, --summary-file F, the stdout of --summarizer CMD (run with\n"
+               "sh -c, given the selected records as JSONL on stdin), or by default a built-in digest:\n"
+               "who asked what, which tools ran, the last conclusion, and what it replaces." + SAFETY,
+               "examples:\n  sessionview compact s.jsonl 2:40 --dry-run\n"
+               "  sessionview compact s.jsonl 2:40 --summary 'Set up the repo; tests pass.'\n"
+               "  sessionview compact s.jsonl 2:40 --summarizer 'llm -s \"Summarise this agent session\"'")
+    p.add_argument("range", metavar="N:M", help="the inclusive range of records to replace")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--summary", metavar="TEXT", help="the summary text")
+    g.add_argument("--summary-file", metavar="F", help="read the summary from a file (- for stdin)")
+    g.add_argument("--summarizer", metavar="CMD", help="a shell command that prints the summary")
+    p.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
+                   help="stop the summarizer after this long (default 120); nothing is written")
+    _write_flags(p)
+    p.set_defaults(func=commands.cmd_compact)
+
+
+def _add_history(sub: Subparsers) -> None:
+    p = _writer(sub, "history", "list the backups of a file", "List the backups of FILE, newest first, and the retention policy.\n"
+               "Backups live under $XDG_STATE_HOME/sessionview/backups (default ~/.local/state/...),\n"
+               "or under $SESSIONVIEW_STATE_DIR when it is set; never next to the session files.",
+               "example:\n  sessionview history s.jsonl")
+    p.set_defaults(func=commands.cmd_history)
+
+
+def _add_undo(sub: Subparsers) -> None:
+    p = _writer(sub, "undo", "restore the newest backup", "Restore the newest backup of FILE, with the same conflict checks as\n"
+               "any write. The restore keeps a backup too, so a second undo undoes the first.",
+               "example:\n  sessionview undo s.jsonl")
+    p.add_argument("--dry-run", action="store_true", help="print a unified diff of the file and write nothing")
+    p.add_argument("--force", action="store_true", help="override the check for another writer")
+    p.set_defaults(func=commands.cmd_undo)
+
+
+def _add_prune(sub: Subparsers) -> None:
+    p = sub.add_parser("prune", help="remove old backups beyond the retention policy", formatter_class=_formatter,
+                       description="Remove backups beyond the retention policy, oldest first: keep the last\n"
+                       "backups_keep (default 20) of each file and at most backups_max_bytes (default 2GiB)\n"
+                       "of all files' backups together (both set in config.toml). The newest backup of a\n"
+                       "file is never removed. This also runs by itself after every save.\n\n"
+                       "With FILE, only the backups of those files are removed (the size limit still counts\n"
+                       "every file's). Unmerged-bytes files (bytes another program wrote that a save could\n"
+                       "not merge) and backups another user owns or group/others can write are never\n"
+                       "removed: they are listed for you to look at.",
+                       epilog="examples:\n  sessionview prune --dry-run\n  sessionview prune s.jsonl --keep 5\n"
+                       "  sessionview prune --max-bytes 500MiB")
+    p.add_argument("files", nargs="*", metavar="FILE", help="session files whose backups to prune (default: all)")
+    p.add_argument("--keep", type=int, metavar="N", help="backups to keep per file (default: backups_keep)")
+    p.add_argument("--max-bytes", type=_size_arg, metavar="SIZE",
+                   help="all backups together, e.g. 2GiB or 500MiB (default: backups_max_bytes)")
+    p.add_argument("--dry-run", action="store_true", help="list what would be removed and remove nothing")
+    p.set_defaults(func=commands.cmd_prune)
+
+
+def _add_serve(sub: Subparsers) -> None:
+    p = sub.add_parser("serve", help="serve the app to a web browser", formatter_class=_formatter,
+                       description="Serve the app to a web browser, safely by default:\n"
+                       "- it binds 127.0.0.1 unless --host names another address (which needs --public);\n"
+                       "- every run makes a random token, and prints the URL with it: a request without\n"
+                       "  the token gets 403 and starts nothing;\n"
+                       "- the websocket's Origin and the Host header must match the served address, so\n"
+                       "  another web page cannot drive the app (cross-site websockets, DNS rebinding);\n"
+                       "- at most --max-sessions app processes run at once;\n"
+                       "- it is read-only unless --allow-write.",
+                       epilog="examples:\n  sessionview serve ~/agents/sessions\n"
+                       "  sessionview serve . --port 8765 --allow-write\n\n"
+                       "from another machine, through an SSH tunnel (the server stays on loopback; use the\n"
+                       "same port on both ends, because the server checks the Host header):\n"
+                       "  ssh -t -L 8765:127.0.0.1:8765 me@agent-box 'sessionview serve ~/sessions --port 8765'\n"
+                       "  then open the printed http://127.0.0.1:8765/?token=... URL locally")
+    p.add_argument("path", nargs="?", default=".", help="a directory of sessions (default: .) or one session file")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8765, help="port to bind (default 8765; 0 picks a free one)")
+    p.add_argument("--public", action="store_true", help="allow binding a non-loopback --host (prints a warning)")
+    p.add_argument("--allow-write", action="store_true", help="let the served app edit sessions")
+    p.add_argument("--max-sessions", type=int, default=4, metavar="K", help="app processes at once (default 4)")
+    p.set_defaults(func=commands.cmd_serve)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION, epilog=EPILOG, formatter_class=_formatter)
+    from sessionview import __version__
+
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _add_show(sub)
+    _add_check(sub)
+    _add_demo(sub)
+    _add_edit(sub)
+    _add_delete(sub)
+    _add_truncate(sub)
+    _add_compact(sub)
+    _add_history(sub)
+    _add_undo(sub)
+    _add_prune(sub)
+    _add_serve(sub)
+    return parser
+
+
+def tui_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION, epilog=EPILOG, formatter_class=_formatter)
+    p.add_argument("path", nargs="?", help="a directory of sessions (default: .) or one session file")
+    p.add_argument("--read-only", action="store_true", help="hide every action that writes")
+    p.set_defaults(func=commands.cmd_tui)
+    return p

@@ -1,0 +1,111 @@
+"""Tool-call integrity of a change: which calls it would leave without a result (dangling) or which results
+without their call (orphans), and the nearest range that splits no pair.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from sessionview.core.doc.document import Line
+from sessionview.core.doc.model import Kind, View
+from sessionview.core.doc.pairing import Pairing
+from sessionview.core.doc.parse import Status, parse_record
+from sessionview.core.edit.change import Change, Editable
+from sessionview.core.errors import Refused
+
+
+def _views_of_lines(session: Editable, lines: Iterable[Line], first: int) -> list[View]:
+    out = []
+    for i, line in enumerate(lines):
+        p = parse_record(line.raw, terminated=bool(line.terminator))
+        if p.status in (Status.OK, Status.DUPLICATE_KEYS):
+            out.append(session.adapter.view(first + i, p.value))
+    return out
+
+
+def broken_ids(session: Editable, change: Change, pairing: Pairing | None = None) -> tuple[list[str], list[str]]:
+    """Ids that the change would turn into (dangling calls, orphan results)."""
+    pairing = pairing if pairing is not None else session.pairing()
+    removed = [v for v in session.views(change.first, change.last) if v.kind is not Kind.INVALID]
+    added = _views_of_lines(session, change.lines, change.first)
+    lo, hi = change.first, change.last
+
+    def inside(n: int) -> bool:
+        return lo <= n <= hi
+
+    calls_removed = {c.id for v in removed for c in v.tool_calls if c.id}
+    results_removed = {r.call_id for v in removed for r in v.tool_results if r.call_id}
+    calls_added = {c.id for v in added for c in v.tool_calls if c.id}
+    results_added = {r.call_id for v in added for r in v.tool_results if r.call_id}
+    dangling: list[str] = []
+    orphans: list[str] = []
+    for cid in sorted(calls_removed - calls_added):
+        outside = [n for n in pairing.results.get(cid, []) if not inside(n)]
+        if outside or cid in results_added:
+            orphans.append(cid)
+    for cid in sorted(results_removed - results_added):
+        call_at = pairing.calls.get(cid)
+        if call_at is None or inside(call_at):
+            continue
+        remaining = [n for n in pairing.results.get(cid, []) if not inside(n)]
+        if not remaining:
+            dangling.append(cid)
+    for cid in sorted(calls_added - calls_removed):
+        if cid not in pairing.results and cid not in results_added:
+            dangling.append(cid)
+    for cid in sorted(results_added - results_removed):
+        call_at = pairing.calls.get(cid)
+        if (call_at is None or inside(call_at)) and cid not in calls_added:
+            orphans.append(cid)
+    return dangling, orphans
+
+
+def nearest_valid_range(session: Editable, first: int, last: int, widen: str, pairing: Pairing) -> tuple[int, int] | None:
+    """Widen ``first..last`` until no tool call or result is split from its partner."""
+    n = len(session)
+    for _ in range(64):
+        change = Change("probe", first, last, ())
+        dangling, orphans = broken_ids(session, change, pairing)
+        if not dangling and not orphans:
+            return first, last
+        partners: list[int] = []
+        for cid in dangling + orphans:
+            if cid in pairing.calls:
+                partners.append(pairing.calls[cid])
+            partners.extend(pairing.results.get(cid, []))
+        new_first = min([first, *partners])
+        new_last = max([last, *partners]) if widen == "both" else last
+        if widen == "down":
+            new_last = n
+        if (new_first, new_last) == (first, last):
+            return None
+        first, last = max(1, new_first), min(n, new_last)
+    return None
+
+
+def check_integrity(session: Editable, change: Change, *, force: bool = False, widen: str | None = None) -> None:
+    if force:
+        return
+    pairing = session.pairing()
+    dangling, orphans = broken_ids(session, change, pairing)
+    if not dangling and not orphans:
+        return
+    parts = []
+    if dangling:
+        parts.append(f"leave tool call{'s' if len(dangling) > 1 else ''} {', '.join(dangling)} without a result (dangling)")
+    if orphans:
+        parts.append(f"leave tool result{'s' if len(orphans) > 1 else ''} for {', '.join(orphans)} without its call (orphan)")
+    suggestion = None
+    hint = ""
+    if widen:
+        suggestion = nearest_valid_range(session, change.first, change.last, widen, pairing)
+        if suggestion:
+            if widen == "down":
+                hint = f"; the nearest valid point is --keep {suggestion[0] - 1}"
+            else:
+                hint = f"; the nearest valid range is {suggestion[0]}:{suggestion[1]}"
+    raise Refused(
+        f"refused: {change.description} would {' and '.join(parts)}{hint}. Use --force to do it anyway",
+        ids=dangling + orphans,
+        suggestion=suggestion,
+    )
