@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import collections
 import fcntl
+import itertools
 import json
 import os
 import random
@@ -144,7 +145,7 @@ def analyse(journal: list[dict], runs: list[dict]) -> dict:
     final = next((j["final"] for j in journal if "final" in j), None)
     torn = sum(len(t["torn"]) for t in turns)
     lost = []
-    for prev, cur in zip(turns, turns[1:]):
+    for prev, cur in itertools.pairwise(turns):
         present = collections.Counter(cur["view"])
         # a truncate that wrote between this turn's write and the next load may drop the rewriter's lines
         truncated = any(r["cmd"][0] == "truncate" and r["rc"] == 0 and ": written" in r["err"]

@@ -316,7 +316,7 @@ def cmd_undo(args: argparse.Namespace) -> int:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    from sessionview.config import ConfigError
+    from sessionview.core.config import ConfigError
     from sessionview.core.store import backups, retention
 
     found = backups.list_backups(args.file) + backups.list_unmerged(args.file)
@@ -338,8 +338,9 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 
 def cmd_prune(args: argparse.Namespace) -> int:
-    from sessionview.config import ConfigError
-    from sessionview.core.store import retention, sizes
+    from sessionview.core.config import ConfigError
+    from sessionview.core import sizes
+    from sessionview.core.store import retention
     from sessionview.core.errors import SaveError
     from sessionview.core.text import escape_control
 

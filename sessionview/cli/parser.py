@@ -49,7 +49,7 @@ examples:
 
 
 def _size_arg(text: str) -> int:
-    from sessionview.core.store.sizes import parse_size
+    from sessionview.core.sizes import parse_size
 
     try:
         return parse_size(text, "SIZE")

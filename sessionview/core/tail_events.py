@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +29,7 @@ class Appended:
             raise ValueError("the appended bytes were too big to keep; read them from the file")
         base = self.start
         bounds = [s - base for s in self.starts] + [self.end - base]
-        return [self.data[a:b] for a, b in zip(bounds, bounds[1:])]
+        return [self.data[a:b] for a, b in pairwise(bounds)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -88,7 +88,7 @@ class SessionViewApp(App[int]):
     def _apply_keymap(self) -> None:
         """The user's ``[keymap]`` (binding id = keys) from the config file, if there is one."""
         try:
-            from sessionview.config import ConfigError, load_config
+            from sessionview.core.config import ConfigError, load_config
         except ImportError:  # pragma: no cover - the config module ships with the app
             return
         try:

@@ -1,6 +1,6 @@
 import pytest
 
-from sessionview.config import ConfigError, load_config
+from sessionview.core.config import ConfigError, load_config
 
 
 def test_missing_config_is_empty(tmp_path):

@@ -35,7 +35,7 @@ def test_edit_changes_only_the_edited_record_and_keeps_its_crlf():
     after = change.apply(s.doc).to_bytes()
     old_lines, new_lines = before.split(b"\r\n"), after.split(b"\r\n")
     assert len(old_lines) == len(new_lines)
-    diff = [i for i, (a, b) in enumerate(zip(old_lines, new_lines)) if a != b]
+    diff = [i for i, (a, b) in enumerate(zip(old_lines, new_lines, strict=True)) if a != b]
     assert diff == [3]
     assert new_lines[3] == b'{"role":"assistant","content":"Three files."}'
 

@@ -1,6 +1,5 @@
 import json
 
-import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -9,8 +9,9 @@ import shutil
 
 import pytest
 
-from sessionview.config import ConfigError, load_config
-from sessionview.core.store import backups, retention, save, sizes
+from sessionview.core.config import ConfigError, load_config
+from sessionview.core import sizes
+from sessionview.core.store import backups, retention, save
 from sessionview.core.store.stamp import stamp_document
 from sessionview.core.doc.document import Document, Line
 

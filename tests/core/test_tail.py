@@ -10,10 +10,7 @@ from sessionview.core import tail
 from sessionview.core.doc.document import Document
 from sessionview.core.tail import (
     Appended,
-    Compacted,
     Deleted,
-    Renamed,
-    Replaced,
     Follower,
     Pending,
     Truncated,

@@ -1,6 +1,6 @@
 """How many backups are kept: the last ``keep`` per file and at most ``max_bytes`` in all, oldest pruned first.
 
-The policy comes from ``config.toml`` (``backups_keep``, ``backups_max_bytes``; see :mod:`sessionview.config`)
+The policy comes from ``config.toml`` (``backups_keep``, ``backups_max_bytes``; see :mod:`sessionview.core.config`)
 and is applied after every backup is written (:func:`prune_after_backup`) and by ``sessionview prune``.
 
 * The newest backup of a file is never pruned, whatever the limits (so ``max_bytes`` can be exceeded by
@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass, field
 
 from sessionview.core.store import backups as _backups
-from sessionview.core.store.sizes import format_size, parse_size
+from sessionview.core.sizes import format_size, parse_size
 
 __all__ = ["Retention", "PruneReport", "prune", "prune_after_backup", "current_retention", "usage"]
 
@@ -44,7 +44,7 @@ class Retention:
 
 def current_retention() -> Retention:
     """The policy of the user's config file (defaults if there is none); a bad value is a ConfigError."""
-    from sessionview.config import load_config
+    from sessionview.core.config import load_config
 
     c = load_config()
     return Retention(c.backups_keep, c.backups_max_bytes)

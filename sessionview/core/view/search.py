@@ -51,9 +51,7 @@ def find(
     for a, b in ranges:
         if (forward and a > b) or (not forward and a < b):
             continue
-        found = _find_in(
-            scanner, term, a, b, should_stop, lambda k: progress(min(1.0, (done + k) / total)) if progress else None, accept
-        )
+        found = _find_in(scanner, term, a, b, should_stop, _progress_from(progress, done, total), accept)
         if found is not None:
             return found
         if should_stop():
@@ -129,3 +127,11 @@ def filter_rows(
     if should_stop():
         return None
     return rows
+
+
+def _progress_from(progress: Progress | None, done: int, total: int) -> Callable[[int], None]:
+    """``progress`` as a fraction of ``total``, for a range that starts after ``done`` records."""
+    if progress is None:
+        return lambda k: None
+    report = progress
+    return lambda k: report(min(1.0, (done + k) / total))

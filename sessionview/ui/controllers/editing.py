@@ -197,7 +197,7 @@ class Editing:
         self.w.start_flow("compact", lambda: self._compact_flow(first, last, raw_first, raw_last))
 
     async def _compact_flow(self, first: int, last: int, raw_first: bytes | None, raw_last: bytes | None) -> None:
-        from sessionview.config import ConfigError, load_config
+        from sessionview.core.config import ConfigError, load_config
         from sessionview.ui.screens.edit import CompactScreen
 
         history = await self.w.begin([(first, raw_first), (last, raw_last)])

@@ -50,7 +50,7 @@ class SessionScreen(Screen):
         Binding("escape", "clear", "Clear range/search/filter", show=False, id="session.clear"),
         Binding("R", "reload", "Reload", show=False, id="session.reload"),
         Binding("q", "back", "Back", tooltip="back to the list of sessions (or quit)", id="session.back"),
-        # editing (ids as documented in sessionview/config.py; the user keymap can rebind each one)
+        # editing (ids as documented in sessionview/core/config.py; the user keymap can rebind each one)
         Binding("e", "edit", "Edit", tooltip="edit the selected message; a preview comes before anything is written", id="edit"),
         Binding("E", "edit_external", "Edit in $EDITOR", show=False, id="edit_external"),
         Binding("d,delete", "delete", "Delete", tooltip="delete the selected message or the marked range, with a preview first", id="delete"),

@@ -26,6 +26,8 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
+from sessionview.core.sizes import parse_size
+
 
 class ConfigError(ValueError):
     pass
@@ -73,7 +75,6 @@ def load_config(path: str | None = None) -> Config:
     keep = data.get("backups_keep", Config.backups_keep)
     if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
         raise ConfigError(f"{path}: backups_keep must be a whole number of at least 1 (backups kept per file); got {keep!r}")
-    from sessionview.core.store.sizes import parse_size
 
     try:
         max_bytes = parse_size(data.get("backups_max_bytes", Config.backups_max_bytes), "backups_max_bytes")
