@@ -308,6 +308,11 @@ def _attempt(
         except (Refused, InvalidEdit, ValueError):
             if changed() or shrank():
                 raise _Retry(pin) from None
+            # a file caught just after an in-place truncation looks valid but empty: believe a refusal
+            # only once the file stayed as loaded through a quiet moment
+            wait_quiet(path)
+            if changed():
+                raise _Retry(pin) from None
             raise
         except Conflict:
             raise _Retry(this_pin) from None  # the re-plan must name the same records

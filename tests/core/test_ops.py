@@ -161,3 +161,42 @@ def test_editor_missing_and_temp_file_removed(tmp_path, monkeypatch):
     editor.edit_text("x", suspend=Suspend)
     assert entered == [True]
     assert not os.path.exists(names.read_text())
+
+
+def test_a_refusal_on_a_file_caught_mid_rewrite_is_retried(tmp_path):
+    """Loaded just after an in-place truncation, the file is empty and the plan is refused; the agent's
+    rewrite lands a moment later. The refusal is not believed until the file stayed as loaded."""
+    import threading
+
+    from sessionview.core.errors import InvalidEdit
+
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(b"")
+    os.utime(p, (1, 1))  # not modified "just now": no wait before the first load
+    full = b'{"role":"user","content":"a"}\n{"role":"assistant","content":"b"}\n'
+    calls = []
+
+    def plan(session):
+        calls.append(len(session))
+        if len(session) == 0:
+            threading.Timer(0.03, p.write_bytes, (full,)).start()  # the rest of the rewrite
+            raise InvalidEdit("range 2:2 is past the end: the session has 0 records")
+        return edits.plan_delete(session, 2, 2)
+
+    result = ops.run_with_retry(str(p), plan, lambda session, change: change.description)
+    assert calls == [0, 2]
+    assert result == "delete #2"
+
+
+def test_a_refusal_on_a_quiet_file_stands(tmp_path):
+    from sessionview.core.errors import InvalidEdit
+
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(b'{"role":"user","content":"a"}\n')
+    os.utime(p, (1, 1))
+
+    def plan(session):
+        raise InvalidEdit("range 5:5 is past the end: the session has 1 record")
+
+    with pytest.raises(InvalidEdit):
+        ops.run_with_retry(str(p), plan, lambda session, change: None)
