@@ -117,6 +117,7 @@ class Search:
             return
         t = host.transcript
         if not flt.active:
+            host.search_status = ""  # "6 records match" was about the filter
             keep = t.cursor_number
             model.rows = None
             model.filter = flt

@@ -67,6 +67,10 @@ class SessionScreen(Screen):
 
     COMMANDS = {SessionCommands}
 
+    #: seconds a status-line message stays (file events, search results, "saved"); what is still going on
+    #: (searching…, a conflict, a deleted file, an error) stays until it is over
+    STATUS_LIFETIME = 10.0
+
     #: binding id -> group title in the help screen (others go under the screen's name)
     HELP_GROUPS = {binding_id: "Editing" for binding_id in EDIT_BINDING_IDS}
 
@@ -105,6 +109,7 @@ class SessionScreen(Screen):
         self.search = Search(self, self.follow)
         self.writer = Writer(self, self.follow)
         self.editing = Editing(self, self.writer)
+        self._expiry: dict[str, Any] = {}
 
     # -- layout -------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -187,6 +192,34 @@ class SessionScreen(Screen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return self.editing.check_action(action, parameters)
+
+    # -- the status line's lifetimes --------------------------------------------------------------------
+    def _expire_later(self, name: str, value: str) -> None:
+        old = self._expiry.pop(name, None)
+        if old is not None:
+            old.stop()
+        if value and self.is_mounted:
+
+            def expire() -> None:
+                self._expiry.pop(name, None)
+                if getattr(self, name) == value:
+                    setattr(self, name, "")
+                    if name == "notice":
+                        self.notice_detail = ""
+
+            self._expiry[name] = self.set_timer(self.STATUS_LIFETIME, expire)
+
+    def watch_notice(self, value: str) -> None:
+        # a file event passes; "deleted" and an error to open are the state of things, and stay
+        self._expire_later("notice", value if value in ("truncated", "compacted", "replaced", "changed") else "")
+
+    def watch_search_status(self, value: str) -> None:
+        # "searching… 40%", "filtering…", "waiting for the index…" stay until they are over
+        self._expire_later("search_status", "" if value.endswith("…") or "esc cancels" in value else value)
+
+    def watch_edit_status(self, value: str) -> None:
+        # a conflict or an overwritten edit stays while the edit waits to be applied again
+        self._expire_later("edit_status", value if value.startswith("saved") else "")
 
     # -- messages from the workers ------------------------------------------------------------------
     @on(msg.Opened)

@@ -139,9 +139,12 @@ def status_content(s: "SessionStatus", t: TranscriptView, width: int) -> Content
                 right.append((f" · {t.new_count:,} new", "bold $text-warning"))
         n = t.cursor_number
         line = model.line_number(n) if n is not None else None
-        total = model.row_count()
+        total = t.total_rows()  # the rows of the list, the pending line's too
         if t.is_pending_row(t.cursor):
-            right.append(("  pending", "bold"))
+            # the partial last line is not a record yet: say where it is
+            records = model.row_count()
+            last = model.line_number(model.number_at(records - 1)) if records else None
+            right.append((f"  pending line after #{last:,}" if last is not None else "  pending line", "bold"))
         else:
             right.append((f"  #{line:,}" if line is not None else "  #…", "bold"))
         right.append((f"  {t.cursor + 1 if total else 0:,}/{total:,}", "$text-muted"))
