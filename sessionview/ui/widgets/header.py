@@ -108,7 +108,7 @@ def status_content(s: "SessionStatus", t: TranscriptView, width: int) -> Content
     if marked is not None:
         assert model is not None
         a, b = (model.line_number(marked[0]), model.line_number(marked[1]))
-        where = f"#{a:,}–#{b:,}" if a is not None and b is not None else "…"
+        where = f"#{a:,}-#{b:,}" if a is not None and b is not None else "…"
         count = marked[1] - marked[0] + 1
         left.append((f"range {where} ({count:,} record{'s' if count != 1 else ''}) · d deletes · c compacts · esc drops  ", "bold $text-accent"))
     if s.notice in REASONS:
