@@ -104,7 +104,10 @@ class SessionViewApp(App[int]):
 
         if isinstance(self.screen, HelpScreen):
             return
-        self.push_screen(HelpScreen(action_rows(self.screen)))
+        from sessionview.ui.screens.help import READ_ONLY_NOTE
+
+        note = READ_ONLY_NOTE if getattr(self.screen, "read_only", False) else ""
+        self.push_screen(HelpScreen(action_rows(self.screen), note=note))
 
     def action_screenshot(self) -> None:
         path = self.save_screenshot()
@@ -121,7 +124,7 @@ class SessionViewApp(App[int]):
             if not b.description or b.action in ("command_palette",) or (active.node, b.action) in seen:
                 continue
             seen.add((active.node, b.action))
-            keys = [k for w, k, d in action_rows(screen) if d == b.description]
+            keys = [k for w, k, d, i in action_rows(screen) if d == b.description]
             help_text = f"key: {keys[0]}" if keys else ""
             yield SystemCommand(b.description, help_text, partial(self._run_binding, active.node, b.action))
 

@@ -13,7 +13,7 @@ import os
 import time
 from typing import Any, Callable
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -26,7 +26,7 @@ from sessionview.core.edit.history import EditHistory
 from sessionview.core.view.transcript import Filter, TranscriptModel
 from sessionview.ui import messages as msg
 from sessionview.ui.commands import SessionCommands
-from sessionview.ui.controllers.editing import EDIT_BINDING_IDS, Editing
+from sessionview.ui.controllers.editing import EDIT_BINDING_IDS, WRITE_ACTIONS, Editing
 from sessionview.ui.controllers.follow import STATS_AUTO_LIMIT, Follow
 from sessionview.ui.controllers.search import Search
 from sessionview.ui.controllers.writer import Writer
@@ -74,6 +74,11 @@ class SessionScreen(Screen):
     #: binding id -> group title in the help screen (others go under the screen's name)
     HELP_GROUPS = {binding_id: "Editing" for binding_id in EDIT_BINDING_IDS}
 
+    @property
+    def help_groups(self) -> dict[str, str]:
+        """The help screen's groups: no "Editing" group when nothing can be edited (H stays, as Session)."""
+        return {} if self.read_only else self.HELP_GROUPS
+
     # what the header and the status line show (bound to them in compose)
     model: reactive[TranscriptModel | None] = reactive(None, always_update=True, repaint=False)
     state: reactive[str] = reactive("opening", repaint=False)  # opening, idle, live, deleted, error
@@ -110,6 +115,7 @@ class SessionScreen(Screen):
         self.writer = Writer(self, self.follow)
         self.editing = Editing(self, self.writer)
         self._expiry: dict[str, Any] = {}
+        self._said_read_only = False
 
     # -- layout -------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -192,6 +198,23 @@ class SessionScreen(Screen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return self.editing.check_action(action, parameters)
+
+    def on_key(self, event: events.Key) -> None:
+        """A key that would edit, in read-only mode (its binding is off, so nothing else took it): say
+        why, once, instead of doing nothing in silence."""
+        if not self.read_only or self._said_read_only:
+            return
+        for binding in self._bindings.key_to_bindings.get(event.key, ()):
+            if binding.action.split("(")[0] in WRITE_ACTIONS:
+                self._said_read_only = True
+                event.stop()
+                self.notify(
+                    "read-only: editing is off (started with --read-only, or served without --allow-write)",
+                    title="read-only",
+                    severity="warning",
+                    markup=False,
+                )
+                return
 
     # -- the status line's lifetimes --------------------------------------------------------------------
     def _expire_later(self, name: str, value: str) -> None:
