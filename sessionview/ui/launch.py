@@ -34,9 +34,18 @@ def run(path: str, *, read_only: bool = False) -> int:
     if not os.path.exists(p):
         print(f"sessionview: {_escape(path)}: no such file or directory", file=sys.stderr)
         return 2
-    if not os.path.isdir(p) and not os.access(p, os.R_OK):
-        print(f"sessionview: {_escape(path)}: not readable", file=sys.stderr)
-        return 2
+    if not os.path.isdir(p):
+        import stat
+
+        from sessionview.core.doc.document import describe_mode
+
+        mode = os.stat(p).st_mode
+        if not stat.S_ISREG(mode):  # a FIFO, a socket, a device: as `show` says it, before any app starts
+            print(f"sessionview: {_escape(path)}: not a regular file ({describe_mode(mode)})", file=sys.stderr)
+            return 2
+        if not os.access(p, os.R_OK):
+            print(f"sessionview: {_escape(path)}: not readable", file=sys.stderr)
+            return 2
     _trust_the_terminal_size()
     prefetch = None if os.path.isdir(p) else _prefetch(p)
     from sessionview.ui.app import SessionViewApp

@@ -51,8 +51,8 @@ class Editing:
         self.w = writer
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in WRITE_ACTIONS and self.host.read_only:
-            return False
+        if action in WRITE_ACTIONS and (self.host.read_only or self.host.state == "error"):
+            return False  # read-only, or nothing could be opened: nothing to edit
         if action == "reapply" and self.w.pending_change is None:
             return False
         return True

@@ -232,6 +232,9 @@ class SessionScreen(Screen):
 
             self._expiry[name] = self.set_timer(self.STATUS_LIFETIME, expire)
 
+    def watch_state(self, value: str) -> None:
+        self.refresh_bindings()  # the edit keys are off while nothing could be opened
+
     def watch_notice(self, value: str) -> None:
         # a file event passes; "deleted" and an error to open are the state of things, and stay
         self._expire_later("notice", value if value in ("truncated", "compacted", "replaced", "changed") else "")
