@@ -86,18 +86,35 @@ class SessionViewApp(App[int]):
             )
 
     def _apply_keymap(self) -> None:
-        """The user's ``[keymap]`` (binding id = keys) from the config file, if there is one."""
+        """The user's ``[keymap]`` (binding id = keys) from the config file, if there is one. Mistakes in
+        the file (invalid TOML, an unknown setting, binding id or key) are shown once, with the file and
+        line, in a dialog; what is right in it is applied."""
+        from sessionview.config import ConfigError, config_path, load_config
+
         try:
-            from sessionview.config import ConfigError, load_config
-        except ImportError:  # pragma: no cover - the config module ships with the app
-            return
-        try:
-            keymap = load_config().keymap
+            config = load_config()
         except ConfigError as exc:
-            self.notify(escape_control(str(exc), one_line=True), title="config", severity="warning", markup=False)
+            self._config_problems([str(exc)], config_path())
             return
-        if keymap:
-            self.set_keymap(keymap)
+        problems = list(config.problems)
+        if config.keymap and config.path:
+            from sessionview.ui.keymap import check_keymap
+
+            good, bad = check_keymap(config.keymap, config.path)
+            problems += bad
+            if good:
+                self.set_keymap(good)
+        if problems:
+            self._config_problems(problems, config.path or config_path())
+
+    def _config_problems(self, problems: list[str], path: str) -> None:
+        from sessionview.ui.screens.modal import NoticeScreen
+
+        lines = [escape_control(p, one_line=True) for p in problems]
+        lines.append("")
+        lines.append("The rest of the configuration is used; fix the file and start again.")
+        title = f"configuration: {len(problems)} mistake{'s' if len(problems) != 1 else ''} in {escape_control(path, one_line=True)}"
+        self.call_after_refresh(self.push_screen, NoticeScreen(title, lines))
 
     def action_help(self) -> None:
         from sessionview.ui.screens.help import HelpScreen, action_rows

@@ -259,7 +259,7 @@ async def test_keys_help_and_palette_list_the_editing_actions(brute):
         assert "Apply again" not in commands  # only once an edit waits to be applied again
         await pilot.press("question_mark")
         help_screen = await modal(pilot, HelpScreen)
-        rows = {desc: (where, keys) for where, keys, desc in help_screen.rows}
+        rows = {desc: (where, keys) for where, keys, desc, _ in help_screen.rows}
         expected = {
             "Edit": "e",
             "Edit in $EDITOR": "E",
