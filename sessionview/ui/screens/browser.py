@@ -119,7 +119,7 @@ class BrowserScreen(Screen):
         self._refresh_rows()
         self.post_message(msg.CatalogLoaded())
 
-    def _refresh_rows(self) -> None:
+    def _refresh_rows(self, new_filter: bool = False) -> None:
         key = (self.catalog.version, self.sort)
         if self._sorted_key != key:
             self._sorted = self.catalog.sorted("", self.sort)
@@ -128,13 +128,13 @@ class BrowserScreen(Screen):
             self._queue_background(self._sorted)
         needle = self.filter_text.casefold()
         rows = [e for e, f in zip(self._sorted, self._folded) if needle in f] if needle else self._sorted
-        self.table.set_rows(rows)
+        self.table.set_rows(rows, else_first=new_filter)
         self._refresh_header()
 
     def _debounced_refresh(self) -> None:
         if self._filter_timer is not None:
             self._filter_timer.stop()
-        self._filter_timer = self.set_timer(FILTER_DEBOUNCE, self._refresh_rows)
+        self._filter_timer = self.set_timer(FILTER_DEBOUNCE, lambda: self._refresh_rows(new_filter=True))
 
     def _refresh_header(self) -> None:
         n = len(self.catalog)
@@ -282,11 +282,20 @@ class BrowserScreen(Screen):
         if len(self.catalog) > 2000:
             self._debounced_refresh()
         else:
-            self._refresh_rows()
+            self._refresh_rows(new_filter=True)
 
     @on(Input.Submitted, "#name-filter")
     def _filter_submitted(self, event: Input.Submitted) -> None:
+        self._open_match()
+
+    def _open_match(self) -> None:
+        """Enter in the filter: the highlighted match opens (the list is brought up to date first)."""
+        if self._filter_timer is not None:
+            self._filter_timer.stop()
+            self._filter_timer = None
+            self._refresh_rows(new_filter=True)
         self.table.focus()
+        self.table.action_open()
 
     def action_focus_filter(self) -> None:
         self.query_one("#name-filter", Input).focus()
@@ -309,6 +318,9 @@ class BrowserScreen(Screen):
 
     def on_key(self, event) -> None:
         inp = self.query_one("#name-filter", Input)
-        if inp.has_focus and event.key in ("down", "enter"):
+        if inp.has_focus and event.key == "down":
             self.table.focus()
             event.stop()
+        elif inp.has_focus and event.key == "enter":
+            event.stop()
+            self._open_match()

@@ -19,12 +19,18 @@ from sessionview.core.catalog import LIVE_WINDOW, Entry
 from sessionview.core.text import escape_control
 from sessionview.core.view.humanize import human_age, human_count, human_size
 
-BADGE_W, FORMAT_W, COUNT_W, SIZE_W, AGE_W = 8, 26, 9, 10, 10
+BADGE_W, COUNT_W, SIZE_W, AGE_W = 8, 9, 10, 10
+FORMAT_W = 39  # the longest format title ("LittleGhost messages JSONL (inferred)") and its gap
+FORMAT_MIN, NAME_MIN = 16, 20
 
 
 def column_widths(width: int) -> tuple[int, int, int, int, int, int]:
-    name = max(10, width - (BADGE_W + FORMAT_W + COUNT_W + SIZE_W + AGE_W) - 1)
-    return BADGE_W, name, FORMAT_W, COUNT_W, SIZE_W, AGE_W
+    """The format column gets what its titles need first (a narrow terminal shrinks it to ``FORMAT_MIN``
+    before the name goes under ``NAME_MIN``); the name takes the rest."""
+    fixed = BADGE_W + COUNT_W + SIZE_W + AGE_W + 1
+    fmt = max(FORMAT_MIN, min(FORMAT_W, width - fixed - NAME_MIN))
+    name = max(10, width - fixed - fmt)
+    return BADGE_W, name, fmt, COUNT_W, SIZE_W, AGE_W
 
 
 def _cell(text: str, width: int, right: bool = False) -> str:
@@ -96,8 +102,9 @@ class SessionTable(ScrollView, can_focus=True):
         self.cursor = 0
 
     # -- data ---------------------------------------------------------------------------------------
-    def set_rows(self, rows: list[Entry]) -> None:
-        """New rows; the cursor stays on the same path when it is still listed."""
+    def set_rows(self, rows: list[Entry], *, else_first: bool = False) -> None:
+        """New rows; the cursor stays on the same path when it is still listed. When it is not, it goes to
+        the first row if ``else_first`` (a new filter: its first match), else stays near where it was."""
         current = self.rows[self.cursor].path if self.rows and self.cursor < len(self.rows) else None
         self.rows = rows
         if current is not None:
@@ -106,9 +113,13 @@ class SessionTable(ScrollView, can_focus=True):
                     self.cursor = i
                     break
             else:
-                self.cursor = min(self.cursor, max(0, len(rows) - 1))
+                self.cursor = 0 if else_first else min(self.cursor, max(0, len(rows) - 1))
         else:
             self.cursor = 0
+        top = int(self.scroll_offset.y)
+        h = self.size.height or 1
+        if self.cursor < top or self.cursor >= top + h:
+            self.scroll_to(y=max(0, self.cursor - h // 2), animate=False)
         self.virtual_size = Size(self.size.width, len(rows))
         self.refresh()
         self.post_message(self.Scrolled(self))
