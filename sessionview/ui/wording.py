@@ -31,3 +31,19 @@ def app_advice(text: str) -> str:
     for pattern, repl in _CLI_ADVICE:
         text = pattern.sub(repl, text)
     return text.rstrip(" ;,") if text.rstrip().endswith((";", ",")) else text
+
+
+def problem_text(kind: str, message: str) -> str:
+    """``invalid JSON: Expecting value…``; a message that already starts with its kind is said once
+    (``duplicate keys (the last one wins)``, not ``duplicate keys: duplicate keys…``)."""
+    if not message or message == kind:
+        return kind
+    if message.casefold().startswith(kind.casefold()):
+        return message
+    return f"{kind}: {message}"
+
+
+def compaction_label(name: str) -> str:
+    """The label of a compaction marker: ``compacted · sliding_window``, or ``compacted`` alone when the
+    marker's own name already says it (``compacted · compacted``)."""
+    return name if name.casefold().startswith("compact") else f"compacted · {name}"
