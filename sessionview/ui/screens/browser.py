@@ -154,7 +154,7 @@ class BrowserScreen(Screen):
             line2.append((f" · sorted by {SORT_LABELS[self.sort]}", "$text-muted"))
         self.query_one("#browser-header", Static).update(Content("\n").join([Content.assemble(*parts), Content.assemble(*line2)]))
         width = self.table.scrollable_content_region.width or self.size.width
-        self.query_one("#columns", Static).update(Content(header_text(max(20, width))))
+        self.query_one("#columns", Static).update(Content(header_text(max(20, width), self.table.format_need)))
 
     def on_resize(self) -> None:
         self._refresh_header()
@@ -228,6 +228,7 @@ class BrowserScreen(Screen):
     @on(msg.Described)
     def _described(self, message: msg.Described) -> None:
         again = []
+        widened = False
         now = time.monotonic()
         for path, size, mtime, fmt, count, error in message.items:
             self._described_at[path] = now
@@ -235,11 +236,14 @@ class BrowserScreen(Screen):
             if e is None:
                 continue
             self.catalog.set_description(path, size, mtime, fmt, count, error)
+            widened = self.table.saw_format(fmt) or widened
             if (e.size, e.mtime) != (size, mtime):
                 e.described_at = None  # it changed while it was being read: describe it again
                 again.append(e)
         if again:
             self._queue(1, again)
+        if widened:
+            self._refresh_header()  # the column titles move with the format column
         self.table.refresh()
 
     # -- watching -----------------------------------------------------------------------------------
