@@ -12,10 +12,10 @@ MODIFIERS = {"ctrl", "shift", "alt", "meta", "super", "hyper"}
 
 
 def _classes() -> list[type]:
-    """Every class of the app that has keys (imported here so that all of them are known)."""
+    """Every class of the app that has keys (its screens imported here so that all of them are known; the
+    App class is known once it is imported, as it is when it applies the keymap)."""
     from textual.dom import DOMNode
 
-    import sessionview.ui.app  # noqa: F401
     import sessionview.ui.screens.browser  # noqa: F401
     import sessionview.ui.screens.confirm  # noqa: F401
     import sessionview.ui.screens.edit  # noqa: F401
