@@ -145,7 +145,11 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
         await wait_for(pilot, lambda: editor.error)
         await pilot.pause()
         save(app, "editor.svg")
-        await pilot.press("escape")
+        from sessionview.ui.screens.confirm import ConfirmScreen
+
+        await pilot.press("escape")  # the text was changed: it asks first
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
         await wait_for(pilot, lambda: app.screen is screen and not screen.busy)
         await pilot.press("colon", "2", "enter")
         await wait_for(pilot, lambda: screen.transcript.cursor_number == 2)
@@ -223,11 +227,12 @@ async def shoot_browser(out: Path) -> Path | None:
                         if nudge:
                             await page.keyboard.press(nudge)
                         await asyncio.sleep(0.3)
-                    raise TimeoutError(needle)
+                    raise TimeoutError(f"{needle!r} never showed; the screen was:\n{text}")
 
                 await screen_with("brute-session.jsonl")
-                await page.keyboard.press("slash")
+                await page.keyboard.press("/")
                 await page.keyboard.type("brute-session")
+                await screen_with("1 match")
                 await page.keyboard.press("Enter")  # opens the match
                 await screen_with(SERVE_NEEDLE, nudge="Home")
                 previous = ""

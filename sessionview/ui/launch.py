@@ -50,7 +50,7 @@ def run(path: str, *, read_only: bool = False) -> int:
     prefetch = None if os.path.isdir(p) else _prefetch(p)
     from sessionview.ui.app import SessionViewApp
 
-    app = SessionViewApp(p, read_only=read_only, prefetch=prefetch)
+    app = SessionViewApp(path or ".", read_only=read_only, prefetch=prefetch)  # shown as given
     result = app.run()
     if app.return_code not in (None, 0):
         return app.return_code or 1
