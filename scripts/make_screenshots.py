@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Regenerate ``screenshots/*.svg`` from the real app (headless), on the bundled demo sessions.
+"""Regenerate ``screenshots/`` from the real app, on the bundled demo sessions: the ``*.svg`` headless, and
+``serve-browser.png`` from ``sessionview serve`` in headless Chromium (playwright).
 
-    python scripts/make_screenshots.py [--out screenshots] [--size 120x36]
+    python scripts/make_screenshots.py [--out screenshots] [--size 120x36] [--no-browser]
 
-Deterministic: the sessions are copied to a temporary directory with fixed mtimes, the app gets a fixed
-clock, and every worker is waited for before a picture is taken.
+Deterministic: the sessions are copied to a temporary directory (shown as ``sessions``) with fixed mtimes,
+the app gets a fixed clock, and every worker is waited for before a picture is taken. The browser picture
+needs ``chromium`` and fonts with the app's glyphs (Debian: ``apt-get install chromium fonts-dejavu-core
+fonts-noto-color-emoji``); without Chromium or playwright it is skipped with a word.
 """
 
 from __future__ import annotations
@@ -111,9 +114,9 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
         await pilot.pause()
         save(app, "bad-record.svg")
 
-    # 5. help
+    # 5. help: tall enough to show every key
     app = SessionViewApp("sessions/brute-session.jsonl", clock=clock)
-    async with app.run_test(size=size) as pilot:
+    async with app.run_test(size=(size[0], max(size[1], 84))) as pilot:
         await session_ready(pilot)
         await pilot.press("question_mark")
         await pilot.pause()
@@ -142,7 +145,11 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
         await wait_for(pilot, lambda: editor.error)
         await pilot.pause()
         save(app, "editor.svg")
-        await pilot.press("escape")
+        from sessionview.ui.screens.confirm import ConfirmScreen
+
+        await pilot.press("escape")  # the text was changed: it asks first
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
         await wait_for(pilot, lambda: app.screen is screen and not screen.busy)
         await pilot.press("colon", "2", "enter")
         await wait_for(pilot, lambda: screen.transcript.cursor_number == 2)
@@ -165,10 +172,93 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
     return written
 
 
+SERVE_NEEDLE = "The test suite fails on CI"  # message #2 of the demo's brute-session.jsonl
+
+SCREEN_TEXT = """() => {
+  const t = window.__svTerminal;
+  if (!t) { const rows = document.querySelector('.xterm-rows'); return rows ? rows.innerText : ''; }
+  const b = t.buffer.active, out = [];
+  for (let i = 0; i < t.rows; i++) { const line = b.getLine(b.viewportY + i); out.push(line ? line.translateToString(true) : ''); }
+  return out.join('\\n');
+}"""
+
+KEEP_TERMINAL = """(() => {
+  Object.defineProperty(Object.prototype, "_terminal", {configurable: true, set(value) {
+    Object.defineProperty(this, "_terminal", {value, writable: true, configurable: true, enumerable: true});
+    if (value && value.buffer && value.buffer.active && !window.__svTerminal) window.__svTerminal = value;
+  }});
+})();"""
+
+
+async def shoot_browser(out: Path) -> Path | None:
+    """``sessionview serve`` (read-only) on the demo sessions, in headless Chromium: a session, from the top."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    try:
+        from playwright.async_api import async_playwright
+    except ImportError:
+        chromium = None
+    if chromium is None:
+        print("serve-browser.png: skipped (needs chromium and playwright)", file=sys.stderr)
+        return None
+    from sessionview.serve.server import SessionViewServer
+
+    # the app runs in its own process with the real clock: ages relative to now
+    now = time.time()
+    for i, p in enumerate(sorted(Path("sessions").iterdir())):
+        os.utime(p, (now - 540 * (i + 1), now - 540 * (i + 1)))
+    argv = [sys.executable, "-m", "sessionview", "--read-only", "sessions"]
+    server = SessionViewServer("sessions", argv=argv, port=0)
+    await server.start()
+    try:
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox", "--disable-gpu"])
+            try:
+                context = await browser.new_context(viewport={"width": 1200, "height": 760})
+                await context.add_init_script(KEEP_TERMINAL)
+                page = await context.new_page()
+                await page.goto(server.url)
+
+                async def screen_with(needle: str, nudge: str | None = None) -> str:
+                    deadline = time.monotonic() + 60
+                    while time.monotonic() < deadline:
+                        text = await page.evaluate(SCREEN_TEXT)
+                        if needle in text:
+                            return text
+                        if nudge:
+                            await page.keyboard.press(nudge)
+                        await asyncio.sleep(0.3)
+                    raise TimeoutError(f"{needle!r} never showed; the screen was:\n{text}")
+
+                await screen_with("brute-session.jsonl")
+                await page.keyboard.press("/")
+                await page.keyboard.type("brute-session")
+                await screen_with("1 match")
+                await page.keyboard.press("Enter")  # opens the match
+                await screen_with(SERVE_NEEDLE, nudge="Home")
+                previous = ""
+                for _ in range(40):  # until the screen settles
+                    await asyncio.sleep(0.3)
+                    text = await page.evaluate(SCREEN_TEXT)
+                    if SERVE_NEEDLE not in text:
+                        await page.keyboard.press("Home")
+                        continue
+                    if text == previous:
+                        break
+                    previous = text
+                path = out / "serve-browser.png"
+                await page.screenshot(path=str(path))
+                return path
+            finally:
+                await browser.close()
+    finally:
+        await server.stop()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=str(ROOT / "screenshots"))
     ap.add_argument("--size", default="120x36")
+    ap.add_argument("--no-browser", action="store_true", help="do not make serve-browser.png")
     args = ap.parse_args()
     w, h = (int(x) for x in args.size.split("x"))
     out = Path(args.out).resolve()
@@ -184,6 +274,10 @@ def main() -> int:
         os.chdir(tmp)
         try:
             written = asyncio.run(shoot(out, (w, h)))
+            if not args.no_browser:
+                shot = asyncio.run(shoot_browser(out))
+                if shot is not None:
+                    written.append(shot)
         finally:
             os.chdir(cwd)
     for p in written:

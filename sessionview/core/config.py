@@ -41,6 +41,39 @@ class Config:
     backups_keep: int = 20
     backups_max_bytes: int = 2 * 1024**3
     path: str | None = None
+    #: mistakes that did not stop the file from loading (an unknown setting), as ``path:line: what``
+    problems: tuple[str, ...] = ()
+
+
+KNOWN_KEYS = ("keymap", "summarizer", "summarizer_timeout", "backups_keep", "backups_max_bytes")
+
+
+def line_of(path: str, key: str, section: str | None = None) -> int | None:
+    """The line (1-based) that sets ``key`` (inside ``[section]`` if given) in the TOML file at ``path``."""
+    import re
+
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    current: str | None = None
+    key_re = re.compile(r'^\s*(?:"((?:[^"\\]|\\.)*)"|\'([^\']*)\'|([A-Za-z0-9_.-]+))\s*=')
+    for i, text in enumerate(lines, 1):
+        stripped = text.strip()
+        if stripped.startswith("[") and not stripped.startswith("[["):
+            current = stripped.strip("[] \t").split("]")[0].strip().strip('"')
+            continue
+        m = key_re.match(text)
+        if m and current == section and next(g for g in m.groups() if g is not None) == key:
+            return i
+    return None
+
+
+def where(path: str, key: str, section: str | None = None) -> str:
+    """``path:line`` of ``key`` (``path`` alone when the line is not found)."""
+    n = line_of(path, key, section)
+    return f"{path}:{n}" if n else path
 
 
 def config_path() -> str:
@@ -60,12 +93,12 @@ def load_config(path: str | None = None) -> Config:
     except FileNotFoundError:
         return Config(path=None)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     except OSError as exc:
         raise ConfigError(f"{path}: {exc.strerror or exc}") from None
     keymap = data.get("keymap", {})
     if not isinstance(keymap, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in keymap.items()):
-        raise ConfigError(f"{path}: [keymap] must map binding ids to key strings")
+        raise ConfigError(f"{where(path, 'keymap')}: [keymap] must map binding ids to key strings (id = \"keys\")")
     summarizer = data.get("summarizer")
     if summarizer is not None and not isinstance(summarizer, str):
         raise ConfigError(f"{path}: summarizer must be a string (a shell command)")
@@ -80,4 +113,9 @@ def load_config(path: str | None = None) -> Config:
         max_bytes = parse_size(data.get("backups_max_bytes", Config.backups_max_bytes), "backups_max_bytes")
     except ValueError as exc:
         raise ConfigError(f"{path}: {exc}") from None
-    return Config(dict(keymap), summarizer, float(timeout), backups_keep=keep, backups_max_bytes=max_bytes, path=path)
+    problems = tuple(
+        f"{where(path, key)}: unknown setting {key!r} (known: {', '.join(KNOWN_KEYS)})" for key in data if key not in KNOWN_KEYS
+    )
+    return Config(
+        dict(keymap), summarizer, float(timeout), backups_keep=keep, backups_max_bytes=max_bytes, path=path, problems=problems
+    )

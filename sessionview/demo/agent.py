@@ -1,7 +1,8 @@
 """A simulated Brute agent for the demo: it writes a session the way Brute does.
 
-Each turn appends a user message, an assistant message with tool calls, their results and a reply. The
-reply is written in two pieces with a pause between them, so a viewer sees a partial last line that
+It plays a small, coherent run (:data:`STORY`): the user asks for an option, the agent looks, edits, runs
+the tests (one fails, with an error), fixes it and commits; then the next option. Each turn appends the
+user's message, the assistant's tool calls, their results and a reply. The reply is written in two pieces with a pause between them, so a viewer sees a partial last line that
 completes later. Every few turns the agent rewrites the whole file (truncate, then write) as Brute's
 ``SessionLog`` does at the end of a turn: usually with the same content plus the new messages (a viewer
 should treat it as an append), and now and then after a compaction that replaces old messages with a
@@ -18,29 +19,48 @@ import sys
 import threading
 import time
 
-TOOLS = [
-    ("shell", {"command": "git status --short"}, " M src/app.py\n?? notes.md"),
-    ("shell", {"command": "pytest -q tests/test_api.py"}, "........ 8 passed in 0.42s"),
-    ("fs_read", {"path": "README.md", "limit": 20}, "# demo\n\nA small project used by the sessionview demo.\n"),
-    ("grep", {"pattern": "TODO", "path": "src"}, "src/app.py:12: # TODO: handle the empty case\nsrc/db.py:40: # TODO: retry"),
-    ("fs_write", {"path": "notes.md", "content": "- checked the API tests\n- two TODOs left\n"}, "wrote 44 bytes to notes.md"),
+#: The run the agent plays, one feature at a time (``{flag}`` and ``{fmt}`` are the feature's): each turn is
+#: the user's message, the tool calls with their results (``!`` marks a result that is an error), and the
+#: reply. The answers follow from the results, and a failing test is fixed before it is committed.
+FEATURES = [("--json", "JSON"), ("--csv", "CSV"), ("--markdown", "Markdown")]
+STORY: list[tuple[str, list[tuple[str, dict, str]], str]] = [
+    (
+        "What does `todo list` print today? I'd like a {flag} option for scripts.",
+        [("shell", {"command": "python -m todo list"}, "[ ] buy milk        due 2026-01-02\n[x] file taxes\n[ ] call the bank  due 2026-01-05")],
+        "It prints one line per item: a checkbox, the title and the due date when there is one. "
+        "I'll add `{flag}` to print the same items as {fmt}.",
+    ),
+    (
+        "Go ahead.",
+        [
+            ("fs_read", {"path": "src/todo/cli.py", "limit": 40}, "def cmd_list(args):\n    for item in store.items():\n        print(item.line())\n"),
+            ("fs_edit", {"path": "src/todo/cli.py", "old": "print(item.line())", "new": "print(render(items, args.format))"},
+             "edited src/todo/cli.py (+9 -2)"),
+        ],
+        "`todo list {flag}` now goes through `render()`; the default output is unchanged. Shall I run the tests?",
+    ),
+    (
+        "Yes, run them.",
+        [("shell", {"command": "pytest -q"},
+          "!error: exit status 1\nF.........\nFAILED tests/test_cli.py::test_list_{slug} - KeyError: 'due'\n1 failed, 11 passed in 0.31s")],
+        "One test fails: an item without a due date has no `due` key, and the {fmt} renderer assumed it. "
+        "I'll treat a missing date as empty.",
+    ),
+    (
+        "OK, fix it.",
+        [
+            ("fs_edit", {"path": "src/todo/render.py", "old": "item['due']", "new": "item.get('due')"}, "edited src/todo/render.py (+1 -1)"),
+            ("shell", {"command": "pytest -q"}, "............\n12 passed in 0.29s"),
+        ],
+        "Fixed: items without a due date render with an empty date. All 12 tests pass ✅",
+    ),
+    (
+        "Commit it.",
+        [("shell", {"command": "git commit -am 'list: add {flag}'"}, "[main {commit}] list: add {flag}\n 3 files changed, 31 insertions(+), 3 deletions(-)")],
+        "Committed as `{commit}`: list: add {flag}.",
+    ),
 ]
-ASKS = [
-    "What changed since the last commit?",
-    "Run the API tests, please.",
-    "Any TODOs left in src/?",
-    "Summarise the README in one line.",
-    "Write down what we did in notes.md 📝",
-    "¿Puedes revisar el estado del repositorio?",
-]
-REPLIES = [
-    "Two files changed: `src/app.py` is modified and `notes.md` is new.",
-    "All 8 API tests pass ✅",
-    "Two TODOs: an empty-case check in `src/app.py` and a retry in `src/db.py`.",
-    "It is a small project used to show off sessionview.",
-    "Done — `notes.md` lists what we checked and what is left.",
-    "El repositorio tiene un archivo modificado y uno nuevo.",
-]
+COMMITS = ["3f2c1a9", "8b41d07", "c09e5a2"]
 
 
 def dumps(**fields: object) -> str:
@@ -50,7 +70,7 @@ def dumps(**fields: object) -> str:
 
 
 class SimulatedAgent(threading.Thread):
-    def __init__(self, path: str, *, pace: float = 1.2, seed: int = 7, rewrite_every: int = 3, compact_every: int = 7) -> None:
+    def __init__(self, path: str, *, pace: float = 1.2, seed: int = 7, rewrite_every: int = 3, compact_every: int = 5) -> None:
         super().__init__(name="sessionview-demo-agent", daemon=True)
         self.path = path
         self.pace = pace
@@ -59,6 +79,7 @@ class SimulatedAgent(threading.Thread):
         self.compact_every = compact_every
         self.lines: list[str] = []
         self.turn = 0
+        self.feature = 0  # which of FEATURES the story is on
         self.call_seq = 0
         self._stop_event = threading.Event()
 
@@ -95,50 +116,71 @@ class SimulatedAgent(threading.Thread):
             f.write("".join(line + "\n" for line in self.lines))
 
     def compact(self) -> None:
-        keep = self.lines[-4:]
+        """Brute compacts: the system prompt, a summary of what was done, and the last turn."""
+        done = "\n".join(f"- added `todo list {flag}` ({fmt}), tests pass, committed" for flag, fmt in FEATURES[: self.feature % len(FEATURES) + 1])
         summary = dumps(
             role="user",
-            content=f"[compacted:summary] ## Objective\n- keep the demo repo tidy\n## Work done\n- {self.turn} turns so far\n## Outstanding\n- nothing",
+            content=f"[compacted:summary] ## Objective\n- give `todo list` output formats for scripts\n## Work done\n{done}\n"
+            "## Outstanding\n- nothing",
         )
+        keep = self.lines[-4:]
         self.lines = [self.lines[0], summary, *keep] if self.lines else [summary]
         self.rewrite()
+
+    def turn_lines(self, turn: int) -> tuple[str, list[tuple[str, dict, str]], str]:
+        """The user's message, the tool calls and the reply of ``turn`` (1-based), with the feature's words."""
+        ask, steps, reply = STORY[(turn - 1) % len(STORY)]
+        flag, fmt = FEATURES[self.feature % len(FEATURES)]
+        words = {"flag": flag, "fmt": fmt, "slug": flag.lstrip("-"), "commit": COMMITS[self.feature % len(COMMITS)]}
+
+        def fill(value: object) -> object:
+            if isinstance(value, str):
+                return value.format(**words)
+            if isinstance(value, dict):
+                return {k: fill(v) for k, v in value.items()}
+            return value
+
+        return str(fill(ask)), [(name, fill(args), str(fill(result))) for name, args, result in steps], str(fill(reply))  # type: ignore[misc]
 
     # -- the loop -------------------------------------------------------------------------------------
     def run(self) -> None:
         if not self.lines:
             self.lines = []
             with open(self.path, "w", encoding="utf-8") as f:
-                first = dumps(role="system", content="You are Brute, a coding agent (simulated by the sessionview demo).")
+                first = dumps(role="system", content="You are Brute, a coding agent (simulated by the sessionview demo). Work in small steps.")
                 f.write(first + "\n")
             self.lines.append(first)
         while self.sleep():
             self.turn += 1
-            i = self.rng.randrange(len(ASKS))
-            self.append(dumps(role="user", content=ASKS[i]))
-            if not self.sleep(0.7):
-                return
-            name, args, result = TOOLS[i % len(TOOLS)]
-            self.call_seq += 1
-            cid = f"tc_{self.call_seq:03d}"
-            self.append(
-                dumps(
-                    role="assistant",
-                    content="",
-                    tool_calls=[{"id": cid, "name": name, "arguments": args}],
-                    reasoning={"blocks": [{"type": "text", "text": f"Use {name} to answer.", "signature": "c2ln"}]},
+            ask, steps, reply = self.turn_lines(self.turn)
+            self.append(dumps(role="user", content=ask))
+            for k, (name, args, result) in enumerate(steps):
+                if not self.sleep(0.7 if k == 0 else 0.4):
+                    return
+                self.call_seq += 1
+                cid = f"tc_{self.call_seq:03d}"
+                thought = f"Use {name} to see for myself." if k == 0 else f"Then {name}."
+                self.append(
+                    dumps(
+                        role="assistant",
+                        content="",
+                        tool_calls=[{"id": cid, "name": name, "arguments": args}],
+                        reasoning={"blocks": [{"type": "text", "text": thought, "signature": "c2ln"}]},
+                    )
                 )
-            )
+                if not self.sleep(0.5):
+                    return
+                self.append(dumps(role="tool", content=result[1:] if result.startswith("!") else result, tool_call_id=cid))
             if not self.sleep(0.5):
                 return
-            self.append(dumps(role="tool", content=result, tool_call_id=cid))
-            if not self.sleep(0.5):
-                return
-            if not self.append_in_two_pieces(dumps(role="assistant", content=REPLIES[i])):
+            if not self.append_in_two_pieces(dumps(role="assistant", content=reply)):
                 return
             if self.compact_every and self.turn % self.compact_every == 0:
                 self.compact()
             elif self.rewrite_every and self.turn % self.rewrite_every == 0:
                 self.rewrite()
+            if self.turn % len(STORY) == 0:
+                self.feature += 1  # committed: the next feature
 
 
 def main(argv: list[str] | None = None) -> int:

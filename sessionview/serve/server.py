@@ -34,6 +34,25 @@ LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 EXTERNAL_LINK = re.compile(r"<link\b[^>]*\bhref=\"https?://[^>]*>", re.IGNORECASE)  # the template's web font
 
 
+#: The page gives the terminal the keyboard as soon as it exists (and again when the window gets focus),
+#: so the app takes keys without a click first. xterm reads keys from its helper textarea.
+FOCUS_SCRIPT = """<script>
+(function () {
+  function focusTerminal() {
+    var input = document.querySelector("#terminal .xterm-helper-textarea");
+    if (input && document.activeElement !== input) input.focus();
+    return !!input;
+  }
+  var tries = 0;
+  var timer = setInterval(function () {
+    if ((focusTerminal() && document.body.classList.contains("-first-byte")) || ++tries > 600) clearInterval(timer);
+  }, 50);
+  window.addEventListener("focus", focusTerminal);
+})();
+</script>
+"""
+
+
 class ServeError(Exception):
     """A one-line usage error (exit status 2)."""
 
@@ -375,6 +394,7 @@ class SessionViewServer(Server):
         }
         html = aiohttp_jinja2.render_string("app_index.html", request, context)
         html = EXTERNAL_LINK.sub("", html)  # nothing from elsewhere (the CSP would block it anyway)
+        html = html.replace("</body>", FOCUS_SCRIPT + "</body>", 1)  # keys work without a click first
         response = web.Response(text=html, content_type="text/html")
         response.headers["Cache-Control"] = "no-store"
         response.headers["Content-Security-Policy"] = (

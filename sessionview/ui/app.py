@@ -86,25 +86,45 @@ class SessionViewApp(App[int]):
             )
 
     def _apply_keymap(self) -> None:
-        """The user's ``[keymap]`` (binding id = keys) from the config file, if there is one."""
+        """The user's ``[keymap]`` (binding id = keys) from the config file, if there is one. Mistakes in
+        the file (invalid TOML, an unknown setting, binding id or key) are shown once, with the file and
+        line, in a dialog; what is right in it is applied."""
+        from sessionview.core.config import ConfigError, config_path, load_config
+
         try:
-            from sessionview.core.config import ConfigError, load_config
-        except ImportError:  # pragma: no cover - the config module ships with the app
-            return
-        try:
-            keymap = load_config().keymap
+            config = load_config()
         except ConfigError as exc:
-            self.notify(escape_control(str(exc), one_line=True), title="config", severity="warning", markup=False)
+            self._config_problems([str(exc)], config_path())
             return
-        if keymap:
-            self.set_keymap(keymap)
+        problems = list(config.problems)
+        if config.keymap and config.path:
+            from sessionview.ui.keymap import check_keymap
+
+            good, bad = check_keymap(config.keymap, config.path)
+            problems += bad
+            if good:
+                self.set_keymap(good)
+        if problems:
+            self._config_problems(problems, config.path or config_path())
+
+    def _config_problems(self, problems: list[str], path: str) -> None:
+        from sessionview.ui.screens.modal import NoticeScreen
+
+        lines = [escape_control(p, one_line=True) for p in problems]
+        lines.append("")
+        lines.append("The rest of the configuration is used; fix the file and start again.")
+        title = f"configuration: {len(problems)} mistake{'s' if len(problems) != 1 else ''} in {escape_control(path, one_line=True)}"
+        self.call_after_refresh(self.push_screen, NoticeScreen(title, lines))
 
     def action_help(self) -> None:
         from sessionview.ui.screens.help import HelpScreen, action_rows
 
         if isinstance(self.screen, HelpScreen):
             return
-        self.push_screen(HelpScreen(action_rows(self.screen)))
+        from sessionview.ui.screens.help import READ_ONLY_NOTE
+
+        note = READ_ONLY_NOTE if getattr(self.screen, "read_only", False) else ""
+        self.push_screen(HelpScreen(action_rows(self.screen), note=note))
 
     def action_screenshot(self) -> None:
         path = self.save_screenshot()
@@ -121,7 +141,7 @@ class SessionViewApp(App[int]):
             if not b.description or b.action in ("command_palette",) or (active.node, b.action) in seen:
                 continue
             seen.add((active.node, b.action))
-            keys = [k for w, k, d in action_rows(screen) if d == b.description]
+            keys = [k for w, k, d, i in action_rows(screen) if d == b.description]
             help_text = f"key: {keys[0]}" if keys else ""
             yield SystemCommand(b.description, help_text, partial(self._run_binding, active.node, b.action))
 

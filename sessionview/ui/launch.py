@@ -34,14 +34,23 @@ def run(path: str, *, read_only: bool = False) -> int:
     if not os.path.exists(p):
         print(f"sessionview: {_escape(path)}: no such file or directory", file=sys.stderr)
         return 2
-    if not os.path.isdir(p) and not os.access(p, os.R_OK):
-        print(f"sessionview: {_escape(path)}: not readable", file=sys.stderr)
-        return 2
+    if not os.path.isdir(p):
+        import stat
+
+        from sessionview.core.doc.document import describe_mode
+
+        mode = os.stat(p).st_mode
+        if not stat.S_ISREG(mode):  # a FIFO, a socket, a device: as `show` says it, before any app starts
+            print(f"sessionview: {_escape(path)}: not a regular file ({describe_mode(mode)})", file=sys.stderr)
+            return 2
+        if not os.access(p, os.R_OK):
+            print(f"sessionview: {_escape(path)}: not readable", file=sys.stderr)
+            return 2
     _trust_the_terminal_size()
     prefetch = None if os.path.isdir(p) else _prefetch(p)
     from sessionview.ui.app import SessionViewApp
 
-    app = SessionViewApp(p, read_only=read_only, prefetch=prefetch)
+    app = SessionViewApp(path or ".", read_only=read_only, prefetch=prefetch)  # shown as given
     result = app.run()
     if app.return_code not in (None, 0):
         return app.return_code or 1

@@ -1,7 +1,8 @@
 """End to end: Debian's chromium, headless, driven by playwright, on the served app.
 
-It opens the printed URL, selects the session in the app's list, reads a message's text from the terminal
-and saves ``screenshots/serve-browser.png``. Then a page from another local origin tries to drive the app
+It opens the printed URL, selects the session in the app's list with a key and no click (the page gives the
+terminal the keyboard when it loads), reads a message's text from the terminal and takes a screenshot (into
+the test's temporary directory: ``scripts/make_screenshots.py`` makes the committed one). Then a page from another local origin tries to drive the app
 with the same browser (which holds the token cookie: another port of 127.0.0.1 is the same *site*, so
 SameSite=Strict alone does not stop it) and must fail without a process being started.
 
@@ -31,8 +32,6 @@ pytestmark = [
 ]
 
 NEEDLE = "Liste les fichiers du dépôt"  # the text of message #1 of tests/fixtures/brute-session.jsonl
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-SHOT = ROOT / "screenshots" / "serve-browser.png"
 ARGS = [
     "--headless",
     "--no-sandbox",
@@ -95,7 +94,8 @@ async def screen_with(page, needle: str, timeout: float = 90.0, nudge: str | Non
     raise AssertionError(f"{needle!r} never appeared on the terminal; last screen:\n{text}")
 
 
-async def test_browser_opens_a_session_and_a_foreign_page_cannot(make_server):
+async def test_browser_opens_a_session_and_a_foreign_page_cannot(make_server, tmp_path):
+    shot = tmp_path / "serve-browser.png"
     server = await make_server(real_app=True)
 
     async def hostile_page(request: web.Request) -> web.Response:
@@ -128,14 +128,14 @@ async def test_browser_opens_a_session_and_a_foreign_page_cannot(make_server):
             listing = await screen_with(page, "brute-session.jsonl")
             assert "sessionview" in listing
             assert server.stats.spawned == 1
-            await page.click("#terminal")
+            # no click: the page focused the terminal when it loaded
+            assert await page.evaluate("document.activeElement && document.activeElement.classList.contains('xterm-helper-textarea')")
             await page.keyboard.press("Enter")  # the list's cursor is on the only session: open it
             # the transcript opens following its tail: Home goes to its first message
             transcript = await screen_with(page, NEEDLE, nudge="Home")
             assert "read-only" in transcript  # the app was started with --read-only
             assert "Trois entrées" in transcript
-            # keep a screenshot that shows the message
-            SHOT.parent.mkdir(exist_ok=True)
+            # a screenshot that shows the message (in tmp: the committed one comes from make_screenshots.py)
             # (the app may still be loading, and jump back to the tail once: go Home again then)
             for _ in range(30):
                 await asyncio.sleep(0.3)
@@ -143,12 +143,12 @@ async def test_browser_opens_a_session_and_a_foreign_page_cannot(make_server):
                 if NEEDLE not in before:
                     await page.keyboard.press("Home")
                     continue
-                await page.screenshot(path=str(SHOT))
+                await page.screenshot(path=str(shot))
                 if before == await page.evaluate(SCREEN_TEXT):
                     break
             else:
                 raise AssertionError(f"the screen never settled on {NEEDLE!r}:\n{before}")
-            assert SHOT.stat().st_size > 10_000
+            assert shot.stat().st_size > 10_000
 
             # another local page, same browser (the token cookie is in it): its websocket is refused
             refused = server.stats.refused.get(403, 0)

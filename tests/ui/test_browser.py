@@ -53,10 +53,49 @@ async def test_filter_by_name(sessions):
         screen = await browser(pilot)
         await pilot.press("slash", *"LITTLE")
         await wait_for(pilot, lambda: names(screen) == ["littleghost-filesystem-snapshot.json"])
-        await pilot.press("enter")  # back to the list
+        await pilot.press("down")  # back to the list
         assert screen.table.has_focus
         await pilot.press("escape")
         assert len(names(screen)) == 7
+
+
+async def test_enter_in_the_filter_opens_the_first_match(sessions):
+    app = SessionViewApp(sessions, clock=fixed_clock, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await browser(pilot)
+        await pilot.press("j", "j", "j", "j")  # the highlight on the 5th row (anthropic-messages)
+        assert screen.table.selected.rel == "anthropic-messages.jsonl"
+        await pilot.press("slash", *"codex")
+        await wait_for(pilot, lambda: names(screen) == ["codex-rollout.jsonl"])
+        assert screen.table.cursor == 0 and screen.table.selected.rel == "codex-rollout.jsonl"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen), what="the match opened")
+        assert app.screen.path.endswith("codex-rollout.jsonl")
+
+
+async def test_a_filter_that_still_lists_the_highlighted_row_keeps_it(sessions):
+    app = SessionViewApp(sessions, clock=fixed_clock, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await browser(pilot)
+        await pilot.press("j", "j")
+        assert screen.table.selected.rel == "codex-rollout.jsonl"
+        await pilot.press("slash", "r")  # codex-rollout still matches (it moves up: 2nd of 3)
+        await wait_for(pilot, lambda: len(names(screen)) == 3)
+        assert screen.table.selected.rel == "codex-rollout.jsonl"
+
+
+async def test_the_format_column_is_not_cut_and_the_name_leaves_it_room(sessions):
+    from sessionview.ui.widgets.session_table import column_widths
+
+    app = SessionViewApp(sessions, clock=fixed_clock, watch=False)
+    async with app.run_test(size=(140, 30)) as pilot:
+        screen = await browser(pilot)
+        await wait_for(pilot, lambda: all(not e.stale for e in screen.table.rows), what="descriptions")
+        await pilot.pause()
+        text = all_text(app)
+        assert "LittleGhost Filesystem store" in text and "LittleGhost Filesystem s…" not in text
+        badge, name, fmt, *_ = column_widths(140)
+        assert fmt >= len("LittleGhost messages JSONL (inferred)") + 1 and name < 70
 
 
 async def test_sort_cycles_name_and_size(sessions):

@@ -100,3 +100,35 @@ def test_run_reports_a_missing_path_without_starting(tmp_path):
 def test_importing_the_entry_module_does_not_import_textual():
     code = "import sys, sessionview.ui.launch, sessionview.ui.demo; assert 'textual' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_the_simulated_agent_plays_a_coherent_run(tmp_path):
+    from sessionview.demo.agent import STORY
+
+    path = tmp_path / "live.jsonl"
+    agent = SimulatedAgent(str(path), pace=0.001, rewrite_every=0, compact_every=0)
+    agent.start()
+    try:
+        deadline = time.monotonic() + 30
+        while agent.turn < len(STORY) + 1 and time.monotonic() < deadline:
+            time.sleep(0.005)
+    finally:
+        agent.stop()
+        agent.join(5)
+    values = [json.loads(line) for line in path.read_bytes().splitlines()]
+    # turn by turn: the user's message, then exactly the story's tool calls, each answered by its result
+    turns: list[list[dict]] = []
+    for v in values[1:]:
+        if v["role"] == "user":
+            turns.append([])
+        turns[-1].append(v)
+    for i, turn in enumerate(turns[: len(STORY)]):
+        ask, steps, reply = STORY[i]
+        calls = [c for v in turn for c in v.get("tool_calls", [])]
+        assert [c["name"] for c in calls] == [name for name, _, _ in steps]
+        results = [v for v in turn if v["role"] == "tool"]
+        assert [r["tool_call_id"] for r in results] == [c["id"] for c in calls]
+        assert turn[-1]["role"] == "assistant" and not turn[-1].get("tool_calls")
+    text = "\n".join(str(v.get("content")) for v in values)
+    assert "error: exit status 1" in text and "1 failed" in text  # the run has an error...
+    assert text.index("1 failed") < text.index("12 passed") < text.index("Committed as")  # ...fixed before the commit

@@ -12,7 +12,7 @@ from sessionview.core.store import backups
 from sessionview.core.edit import encode
 from sessionview.core.littleghost import LittleGhostSession
 from sessionview.core.session import open_session
-from sessionview.ui.screens.confirm import PreviewScreen
+from sessionview.ui.screens.confirm import ConfirmScreen, PreviewScreen
 from sessionview.ui.screens.edit import EditorScreen
 from sessionview.ui.screens.help import HelpScreen
 from uihelpers import FIXTURES, SIZE, all_text, place, wait_for
@@ -88,9 +88,28 @@ async def test_escape_cancels_the_editor_and_writes_nothing(brute):
         ed = await modal(pilot, EditorScreen)
         ed.text_area.load_text("{}")
         await pilot.press("escape")
+        ask = await modal(pilot, ConfirmScreen)  # the text was changed: escape asks first
+        assert "throw the edit away?" in all_text(app)
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.screen is ed, what="back in the editor")
+        assert ed.text == "{}"
+        await pilot.press("escape")
+        await modal(pilot, ConfirmScreen)
+        await pilot.press("y")
         await settled(pilot, screen)
-        assert "cancelled" in notes(app)
+        assert "cancelled" in notes(app) and ask is not app.screen
     assert brute.read_bytes() == before
+
+
+async def test_escape_leaves_an_unchanged_editor_without_asking(brute):
+    app = make_app(brute)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        await pilot.press("e")
+        await modal(pilot, EditorScreen)
+        await pilot.press("escape")
+        await settled(pilot, screen)
+        assert "edit cancelled" in notes(app)
 
 
 async def test_content_only_toggle_edits_the_text_and_keeps_the_rest(tmp_path):
@@ -167,6 +186,8 @@ async def test_external_editor_result_that_is_invalid_opens_the_modal_with_it(br
         ed = await modal(pilot, EditorScreen)
         assert ed.text == '{"role": "user", "content": ' and "invalid JSON" in ed.error
         await pilot.press("escape")
+        await modal(pilot, ConfirmScreen)  # the editor's text is not the file's: escape asks
+        await pilot.press("y")
         await settled(pilot, screen)
     assert brute.read_bytes() == before
 
@@ -238,7 +259,7 @@ async def test_keys_help_and_palette_list_the_editing_actions(brute):
         assert "Apply again" not in commands  # only once an edit waits to be applied again
         await pilot.press("question_mark")
         help_screen = await modal(pilot, HelpScreen)
-        rows = {desc: (where, keys) for where, keys, desc in help_screen.rows}
+        rows = {desc: (where, keys) for where, keys, desc, _ in help_screen.rows}
         expected = {
             "Edit": "e",
             "Edit in $EDITOR": "E",

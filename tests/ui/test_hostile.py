@@ -102,6 +102,6 @@ async def test_hostile_file_names_in_the_browser_and_in_errors(tmp_path):
         await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.state == "error")
         await pilot.pause()
         text = all_text(app)
-        assert "[@click=app.quit]fifo" in text and "NotRegularFile" in text
+        assert "[@click=app.quit]fifo" in text and "not a regular file (a FIFO)" in text and "NotRegularFile" not in text
         assert "[@click=app.quit]fifo.jsonl: not a regular file" in app.screen.notice
         assert app.is_running

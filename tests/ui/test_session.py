@@ -233,7 +233,7 @@ async def test_help_screen_and_palette_list_every_action(brute):
             assert e in commands, e
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
-        described = [desc for _, _, desc in app.screen.rows]
+        described = [desc for _, _, desc, _ in app.screen.rows]
         for e in expected:
             assert e in described, e
         text = all_text(app)

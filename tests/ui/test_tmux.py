@@ -90,3 +90,45 @@ def test_sessionview_command_in_tmux(tmp_path: Path):
         tmux.wait_for("EXITED 0")
     finally:
         tmux.run("kill-server", check=False)
+
+
+def _start(tmp_path: Path, args: list[str]) -> Tmux:
+    tmux = Tmux(f"svtest-{os.getpid()}-{len(args)}")
+    tmux.run("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "120", "-y", "40", "sh")
+    deadline = time.monotonic() + 10
+    while tmux.run("display-message", "-p", "-t", "t", "#{pane_width}x#{pane_height}").strip() != "120x40":
+        assert time.monotonic() < deadline, "the tmux pane never got its size"
+        time.sleep(0.05)
+    cmd = " ".join(shlex.quote(c) for c in [*command(), *args]) + "; echo EXITED $?"
+    tmux.run("send-keys", "-t", "t", f"cd {shlex.quote(str(tmp_path))} && {cmd}", "Enter")
+    return tmux
+
+
+@pytest.mark.skipif(TMUX is None, reason="tmux is not installed (CI installs it)")
+def test_a_fifo_fails_in_one_line_in_a_terminal(tmp_path: Path):
+    os.mkfifo(tmp_path / "pipe.jsonl")
+    tmux = _start(tmp_path, ["pipe.jsonl"])
+    try:
+        screen = tmux.wait_for("EXITED")
+        assert "sessionview: pipe.jsonl: not a regular file (a FIFO)" in screen and "EXITED 2" in screen
+        assert "NotRegularFile" not in screen
+    finally:
+        tmux.run("kill-server", check=False)
+
+
+@pytest.mark.skipif(TMUX is None, reason="tmux is not installed (CI installs it)")
+def test_read_only_says_so_when_an_edit_key_is_pressed_in_a_terminal(tmp_path: Path):
+    if not command()[0].endswith("sessionview"):
+        pytest.skip("the sessionview command is not installed (--read-only is its option)")
+    shutil.copyfile(FIXTURES / "brute-session.jsonl", tmp_path / "s.jsonl")
+    tmux = _start(tmp_path, ["--read-only", "s.jsonl"])
+    try:
+        tmux.wait_for("11 records")
+        tmux.wait_for("#11")
+        tmux.run("send-keys", "-t", "t", "e")
+        screen = tmux.wait_for("editing is off")
+        assert "read-only" in screen
+        tmux.run("send-keys", "-t", "t", "q")
+        tmux.wait_for("EXITED 0")
+    finally:
+        tmux.run("kill-server", check=False)

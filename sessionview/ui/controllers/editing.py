@@ -19,6 +19,7 @@ from sessionview.ui.controllers.host import SessionHost
 from sessionview.ui.controllers.writer import Writer, one_line
 from sessionview.ui.external import ExternalEditorError
 from sessionview.ui.screens.confirm import ConfirmScreen
+from sessionview.ui.wording import app_advice, plural
 
 #: actions that write (or only serve writing): hidden in read-only mode
 WRITE_ACTIONS = frozenset(
@@ -51,8 +52,8 @@ class Editing:
         self.w = writer
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in WRITE_ACTIONS and self.host.read_only:
-            return False
+        if action in WRITE_ACTIONS and (self.host.read_only or self.host.state == "error"):
+            return False  # read-only, or nothing could be opened: nothing to edit
         if action == "reapply" and self.w.pending_change is None:
             return False
         return True
@@ -83,16 +84,18 @@ class Editing:
             json_text = encode.pretty_record(session, n)
         except Refused as exc:  # not valid JSON: edit its text to fix it
             json_text = session.doc.record(n).raw.decode("utf-8", "replace")
-            error = f"{exc}: fix it here"
+            error = f"{app_advice(str(exc))}: fix it here"
         content = encode.content_text(session, n)
 
-        def plan(mode: str, text: str) -> Change:
+        def plan(mode: str, text: str, force: bool = False) -> Change:
             if mode == "content":
-                return edits.plan_edit(session, n, content=text)
-            return edits.plan_edit(session, n, json_text=text)
+                return edits.plan_edit(session, n, content=text, force=force)
+            return edits.plan_edit(session, n, json_text=text, force=force)
 
         mode = "json"
+        original = (json_text, content)
         change: Change | None = None
+        forced = False
         if external:
             try:
                 edited = self.host.app.external_editor(json_text)
@@ -106,23 +109,24 @@ class Editing:
             try:
                 change = await self.w.hist(plan, "json", edited)
             except (InvalidEdit, Refused, ValueError) as exc:
-                error = str(exc)  # shown in the in-app editor, with the text as it came back
+                error = app_advice(str(exc))  # shown in the in-app editor, with the text as it came back
         from sessionview.ui.screens.edit import EditorScreen
 
         title = f"edit #{n} · {session.format_title}"
         while True:
             if change is None:
-                result = await self.host.app.push_screen_wait(EditorScreen(title, json_text, content, plan, mode=mode, error=one_line(error) if error else ""))
+                editor = EditorScreen(title, json_text, content, plan, mode=mode, error=one_line(error) if error else "", original=original)
+                result = await self.host.app.push_screen_wait(editor)
                 if result is None:
                     self.host.notify("edit cancelled: nothing was written", markup=False)
                     return
-                json_text, content, mode, change = result.json_text, result.content_text, result.mode, result.change
+                json_text, content, mode, change, forced = result.json_text, result.content_text, result.mode, result.change, result.forced
             if changes.is_noop(change):
                 self.host.notify(f"edit #{n}: no change, nothing to write", markup=False)
                 return
-            if await self.w.preview(history, change, cancel_label="back to the editor"):
+            if await self.w.preview(history, change, cancel_label="back to the editor", forced=forced):
                 break
-            change, error = None, ""
+            change, error, forced = None, "", False
         await self.w.commit(lambda: history.apply(change), change, target=n, planned_on=session)
 
     def delete(self) -> None:
@@ -139,10 +143,13 @@ class Editing:
         if history is None:
             return
         session = history.session
-        change = await self.w.plan(
-            history, lambda s, a, b: edits.plan_delete(s, a, b), first, last, lambda a, b: f"widen to #{a}–#{b}"
+        planned = await self.w.plan(
+            history, lambda s, a, b, force: edits.plan_delete(s, a, b, force=force), first, last, lambda a, b: f"widen to #{a}-#{b}"
         )
-        if change is None or not await self.w.preview(history, change):
+        if planned is None:
+            return
+        change, forced = planned
+        if not await self.w.preview(history, change, forced=forced):
             return
         if await self.w.commit(lambda: history.apply(change), change, target=change.first, planned_on=session):
             self.host.transcript.clear_range()
@@ -165,14 +172,17 @@ class Editing:
         if keep >= len(session):
             self.host.notify(f"#{keep} is the last record: nothing to truncate after it", markup=False)
             return
-        change = await self.w.plan(
+        planned = await self.w.plan(
             history,
-            lambda s, a, b: edits.plan_truncate(s, a - 1),
+            lambda s, a, b, force: edits.plan_truncate(s, a - 1, force=force),
             keep + 1,
             len(session),
-            lambda a, b: f"keep #1–#{a - 1} instead (truncate after #{a - 1})",
+            lambda a, b: f"keep #1-#{a - 1} instead (truncate after #{a - 1})",
         )
-        if change is None or not await self.w.preview(history, change):
+        if planned is None:
+            return
+        change, forced = planned
+        if not await self.w.preview(history, change, forced=forced):
             return
         await self.w.commit(lambda: history.apply(change), change, target=change.first - 1, planned_on=session)
 
@@ -205,15 +215,16 @@ class Editing:
             return
         session = history.session
         # the range first: a refusal (with its wider range) before anyone writes a summary for it
-        probe = await self.w.plan(
+        planned = await self.w.plan(
             history,
-            lambda s, a, b: edits.plan_compact(s, a, b, "(the range is checked before the summary is written)"),
+            lambda s, a, b, force: edits.plan_compact(s, a, b, "(the range is checked before the summary is written)", force=force),
             first,
             last,
-            lambda a, b: f"widen to #{a}–#{b}",
+            lambda a, b: f"widen to #{a}-#{b}",
         )
-        if probe is None:
+        if planned is None:
             return
+        probe, forced = planned
         first, last = probe.first, probe.last
         try:
             cfg = load_config()
@@ -232,12 +243,12 @@ class Editing:
             return summary.range_digest(session, first, last)
 
         def plan(text: str) -> Change:
-            return edits.plan_compact(session, first, last, text)
+            return edits.plan_compact(session, first, last, text, force=forced)  # done anyway: the user said so
 
         count = last - first + 1
         size = await self.w.hist(summary.range_bytes, session, first, last)
-        title = f"compact #{first}–#{last} · {session.format_title}"
-        info = f"{count:,} record{'s' if count != 1 else ''} ({human_size(size)}) will be replaced by one summary message at #{first}."
+        title = f"compact #{first}-#{last} · {session.format_title}"
+        info = f"{plural(count, 'record')} ({human_size(size)}) will be replaced by one summary message at #{first}."
         text = ""
         while True:
             result = await self.host.app.push_screen_wait(
@@ -247,7 +258,7 @@ class Editing:
                 self.host.notify("compaction cancelled: nothing was written", markup=False)
                 return
             text = result.text
-            if await self.w.preview(history, result.change, cancel_label="back to the summary"):
+            if await self.w.preview(history, result.change, cancel_label="back to the summary", forced=forced):
                 break
         change = result.change
         if await self.w.commit(lambda: history.apply(change), change, target=first, planned_on=session):
@@ -280,7 +291,7 @@ class Editing:
         try:
             change = await self.w.hist(rebase, history.session, wanted)
         except Refused as exc:
-            self.host.notify(one_line(exc), title="cannot " + ("redo" if redo else "undo"), severity="error", markup=False)
+            self.host.notify(one_line(app_advice(str(exc))), title="cannot " + ("redo" if redo else "undo"), severity="error", markup=False)
             return
         verb = "redo" if redo else "undo"
         session = history.session

@@ -88,7 +88,13 @@ class Follow:
         try:
             model = prefetch.result() if prefetch is not None else TranscriptModel.open(self.host.path)
         except Exception as exc:
-            self.host.post_message(msg.OpenFailed(generation, f"{type(exc).__name__}: {exc}"))
+            # an OSError's text names the path and the reason (not a regular file, permission denied): no
+            # class name for those; anything else is a bug to report, with its class
+            text = str(exc) if isinstance(exc, OSError) and str(exc) else f"{type(exc).__name__}: {exc}"
+            path = self.host.path
+            if text.startswith(path):  # the header shows the whole path: the status line names the file
+                text = os.path.basename(path) + text[len(path):]
+            self.host.post_message(msg.OpenFailed(generation, text))
             return
         self.host.post_message(msg.Opened(generation, model, reason))
 

@@ -17,6 +17,7 @@ from sessionview.core.view.transcript import Filter, TranscriptModel
 from sessionview.ui import messages as msg
 from sessionview.ui.controllers.follow import STATS_AUTO_LIMIT, Follow
 from sessionview.ui.controllers.host import SessionHost
+from sessionview.ui.wording import plural
 
 
 class Search:
@@ -117,6 +118,7 @@ class Search:
             return
         t = host.transcript
         if not flt.active:
+            host.search_status = ""  # "6 records match" was about the filter
             keep = t.cursor_number
             model.rows = None
             model.filter = flt
@@ -155,7 +157,7 @@ class Search:
                 rows.append(n)
         model.rows = rows
         model.filter = message.filter
-        host.search_status = f"{len(rows):,} records match" if len(rows) else "no record matches the filter"
+        host.search_status = f"{plural(len(rows), 'record')} match{'es' if len(rows) == 1 else ''}" if rows else "no record matches the filter"
         t.set_model(model, keep_position=True)
         if following or keep is None:
             t.resume_follow()

@@ -23,19 +23,23 @@ from typing import Any, Awaitable, Callable
 from sessionview.core import ops
 from sessionview.core.edit import change as changes, history as edit_history, preview as previews, writeback
 from sessionview.core.edit.change import Change
-from sessionview.core.errors import Conflict, InvalidEdit, Refused, SaveError
+from sessionview.core.errors import AnotherWriter, Conflict, InvalidEdit, Refused, SaveError
 from sessionview.core.edit.history import EditHistory, rebase
 from sessionview.core.store.paths import default_root
 from sessionview.core.text import escape_control
 from sessionview.ui.controllers.follow import Follow
 from sessionview.ui.controllers.host import SessionHost
 from sessionview.ui.screens.confirm import ConfirmScreen, ConflictScreen, PreviewScreen, RefusalScreen
+from sessionview.ui.wording import app_advice
 
 LIVE_TEXT = (
     "This session is being written{ago}. An agent like Brute rewrites the whole file at the end of its turn, "
     "from its own memory: that can undo this edit. sessionview watches for it and offers to apply the edit "
     "again. Go on?"
 )
+
+
+FORCED_TEXT = "done anyway: the integrity check refused this (you chose f)"
 
 
 def one_line(text: Any) -> str:
@@ -185,7 +189,9 @@ class Writer:
             return "the session is live: if the agent rewrites the file from its memory, the edit can be undone (you will be told)"
         return ""
 
-    async def preview(self, history: EditHistory, change: Change, *, title: str = "", cancel_label: str = "cancel (nothing is written)") -> bool:
+    async def preview(
+        self, history: EditHistory, change: Change, *, title: str = "", cancel_label: str = "cancel (nothing is written)", forced: bool = False
+    ) -> bool:
         if changes.is_noop(change):
             self.host.notify(f"{change.description}: no change, nothing to write", markup=False)
             return False
@@ -201,7 +207,7 @@ class Writer:
             one_line(summary_line),
             rows,
             diff,
-            warning=self._live_warning(),
+            warning=" · ".join(w for w in (FORCED_TEXT if forced else "", self._live_warning()) if w),
             cancel_label=cancel_label,
         )
         return bool(await self.host.app.push_screen_wait(screen))
@@ -209,29 +215,43 @@ class Writer:
     async def plan(
         self,
         history: EditHistory,
-        plan: Callable[[Any, int, int], Change],
+        plan: Callable[[Any, int, int, bool], Change],
         first: int,
         last: int,
         widen_label: Callable[[int, int], str],
-    ) -> Change | None:
-        """Plan ``plan(session, first, last)``; an integrity refusal offers to widen to its suggestion."""
+    ) -> tuple[Change, bool] | None:
+        """Plan ``plan(session, first, last, force)``: the change, and whether the user had it done anyway.
+
+        A refusal offers to widen to its suggestion (``w``) and, when the same plan with ``force`` would
+        pass, to do it anyway after the warning (``f``); the refusal's command-line advice is left out."""
         while True:
             try:
-                return await self.hist(plan, history.session, first, last)
+                return await self.hist(plan, history.session, first, last, False), False
             except Refused as exc:
+                forced = await self._forced(plan, history, first, last)
                 suggestion = exc.suggestion
-                if not exc.ids and suggestion is None:  # not about pairing: say why, no choice to make
-                    self.host.notify(one_line(exc), title="refused", severity="error", markup=False)
+                message = app_advice(str(exc))
+                if not exc.ids and suggestion is None and forced is None:  # no choice to make: say why
+                    self.host.notify(one_line(message), title="refused", severity="error", markup=False)
                     return None
                 label = widen_label(*suggestion) if suggestion else None
-                choice = await self.host.app.push_screen_wait(RefusalScreen(str(exc), exc.ids, label))
+                choice = await self.host.app.push_screen_wait(RefusalScreen(message, exc.ids, label, anyway=forced is not None))
+                if choice == "anyway" and forced is not None:
+                    return forced, True
                 if choice != "widen" or suggestion is None:
                     self.host.notify("cancelled: nothing was written", markup=False)
                     return None
                 first, last = suggestion
             except (InvalidEdit, ValueError) as exc:
-                self.host.notify(one_line(exc), title="cannot do that", severity="error", markup=False)
+                self.host.notify(one_line(app_advice(str(exc))), title="cannot do that", severity="error", markup=False)
                 return None
+
+    async def _forced(self, plan: Callable[[Any, int, int, bool], Change], history: EditHistory, first: int, last: int) -> Change | None:
+        """The change as it would be done anyway (``force``), or None when even that is refused."""
+        try:
+            return await self.hist(plan, history.session, first, last, True)
+        except (Refused, InvalidEdit, ValueError):
+            return None
 
     async def commit(self, op: Callable[[], Any], change: Change | None, *, target: int | None, planned_on: Any = None, what: str = "") -> bool:
         """Run the save ``op`` (in a thread) with the follower stopped, then show the new file."""
@@ -246,7 +266,16 @@ class Writer:
         self.host.busy = f"saving ({desc})"
         self.follow.suspend()
         try:
-            done = await self.hist(guarded)
+            try:
+                done = await self.hist(guarded)
+            except AnotherWriter as exc:
+                if change is None or history is None or not await self._save_anyway(exc):
+                    raise
+                history.force = True  # the user said: save anyway (the writer's later writes go to the old file)
+                try:
+                    done = await self.hist(guarded)
+                finally:
+                    history.force = False
         except Conflict as exc:
             self.follow.reopen_after_save(None, saved=False)
             if change is not None:
@@ -256,7 +285,7 @@ class Writer:
             return False
         except (SaveError, Refused) as exc:
             self.follow.reopen_after_save(None, saved=False)
-            self.host.notify(one_line(exc), title="not saved", severity="error", markup=False)
+            self.host.notify(one_line(app_advice(str(exc))), title="not saved", severity="error", markup=False)
             return False
         except BaseException:
             self.follow.reopen_after_save(None, saved=False)
@@ -272,6 +301,14 @@ class Writer:
         )
         self.follow.reopen_after_save(target, saved=True)
         return True
+
+    async def _save_anyway(self, exc: AnotherWriter) -> bool:
+        message = (
+            f"{app_advice(str(exc))}.\n\nOr save anyway? What that process writes later goes to the file that is "
+            "replaced, not to the new one: it can be lost, or the process can write the old session back."
+        )
+        question = ConfirmScreen("another process is writing this file", escape_control(message), keys="y: save anyway · n or esc: do not save")
+        return bool(await self.host.app.push_screen_wait(question))
 
     async def _conflict(self, exc: BaseException, change: Change, history: EditHistory | None) -> None:
         self.pending_change = change

@@ -119,7 +119,7 @@ class BrowserScreen(Screen):
         self._refresh_rows()
         self.post_message(msg.CatalogLoaded())
 
-    def _refresh_rows(self) -> None:
+    def _refresh_rows(self, new_filter: bool = False) -> None:
         key = (self.catalog.version, self.sort)
         if self._sorted_key != key:
             self._sorted = self.catalog.sorted("", self.sort)
@@ -128,13 +128,13 @@ class BrowserScreen(Screen):
             self._queue_background(self._sorted)
         needle = self.filter_text.casefold()
         rows = [e for e, f in zip(self._sorted, self._folded) if needle in f] if needle else self._sorted
-        self.table.set_rows(rows)
+        self.table.set_rows(rows, else_first=new_filter)
         self._refresh_header()
 
     def _debounced_refresh(self) -> None:
         if self._filter_timer is not None:
             self._filter_timer.stop()
-        self._filter_timer = self.set_timer(FILTER_DEBOUNCE, self._refresh_rows)
+        self._filter_timer = self.set_timer(FILTER_DEBOUNCE, lambda: self._refresh_rows(new_filter=True))
 
     def _refresh_header(self) -> None:
         n = len(self.catalog)
@@ -154,7 +154,7 @@ class BrowserScreen(Screen):
             line2.append((f" · sorted by {SORT_LABELS[self.sort]}", "$text-muted"))
         self.query_one("#browser-header", Static).update(Content("\n").join([Content.assemble(*parts), Content.assemble(*line2)]))
         width = self.table.scrollable_content_region.width or self.size.width
-        self.query_one("#columns", Static).update(Content(header_text(max(20, width))))
+        self.query_one("#columns", Static).update(Content(header_text(max(20, width), self.table.format_need)))
 
     def on_resize(self) -> None:
         self._refresh_header()
@@ -228,6 +228,7 @@ class BrowserScreen(Screen):
     @on(msg.Described)
     def _described(self, message: msg.Described) -> None:
         again = []
+        widened = False
         now = time.monotonic()
         for path, size, mtime, fmt, count, error in message.items:
             self._described_at[path] = now
@@ -235,11 +236,14 @@ class BrowserScreen(Screen):
             if e is None:
                 continue
             self.catalog.set_description(path, size, mtime, fmt, count, error)
+            widened = self.table.saw_format(fmt) or widened
             if (e.size, e.mtime) != (size, mtime):
                 e.described_at = None  # it changed while it was being read: describe it again
                 again.append(e)
         if again:
             self._queue(1, again)
+        if widened:
+            self._refresh_header()  # the column titles move with the format column
         self.table.refresh()
 
     # -- watching -----------------------------------------------------------------------------------
@@ -282,11 +286,20 @@ class BrowserScreen(Screen):
         if len(self.catalog) > 2000:
             self._debounced_refresh()
         else:
-            self._refresh_rows()
+            self._refresh_rows(new_filter=True)
 
     @on(Input.Submitted, "#name-filter")
     def _filter_submitted(self, event: Input.Submitted) -> None:
+        self._open_match()
+
+    def _open_match(self) -> None:
+        """Enter in the filter: the highlighted match opens (the list is brought up to date first)."""
+        if self._filter_timer is not None:
+            self._filter_timer.stop()
+            self._filter_timer = None
+            self._refresh_rows(new_filter=True)
         self.table.focus()
+        self.table.action_open()
 
     def action_focus_filter(self) -> None:
         self.query_one("#name-filter", Input).focus()
@@ -309,6 +322,9 @@ class BrowserScreen(Screen):
 
     def on_key(self, event) -> None:
         inp = self.query_one("#name-filter", Input)
-        if inp.has_focus and event.key in ("down", "enter"):
+        if inp.has_focus and event.key == "down":
             self.table.focus()
             event.stop()
+        elif inp.has_focus and event.key == "enter":
+            event.stop()
+            self._open_match()

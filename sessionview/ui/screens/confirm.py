@@ -106,35 +106,56 @@ class PreviewScreen(Dialog[bool]):
 
 
 class RefusalScreen(Dialog["str | None"]):
-    """An integrity refusal: what it would break (the ids), and ``w`` to widen to the nearest valid range."""
+    """An integrity refusal: what it would break (the ids), ``w`` to widen to the nearest valid range, and
+    ``f`` to do it anyway (after this warning, and a preview) when the core allows it when forced."""
 
-    DEFAULT_CSS = "RefusalScreen {" + SMALL_CSS + "}"
+    DEFAULT_CSS = "RefusalScreen {" + SMALL_CSS + """
+        .modal-anyway { color: $text-warning; height: auto; margin-top: 1; }
+    }"""
 
     BINDINGS = [
         Binding("w", "reply('widen')", "Widen the range", id="refusal.widen"),
+        Binding("f", "reply('anyway')", "Do it anyway", id="refusal.anyway"),
         Binding("n,escape", "reply(None)", "Cancel", id="refusal.cancel"),
     ]
 
-    def __init__(self, message: str, ids: tuple[str, ...], widen_label: str | None) -> None:
+    def __init__(self, message: str, ids: tuple[str, ...], widen_label: str | None, *, anyway: bool = False) -> None:
         super().__init__()
         self.message = message
         self.ids = ids
         self.widen_label = widen_label
+        self.anyway = anyway
 
     def compose_box(self) -> ComposeResult:
-        yield Static(Content("refused: this would break tool-call pairing"), classes="modal-title")
+        title = "refused: this would break tool-call pairing" if self.ids else "refused: this could damage the session"
+        yield Static(Content(title), classes="modal-title")
         yield Static(Content(escape_control(self.message)), classes="modal-body", id="refusal-message")
         if self.ids:
             ids = ", ".join(escape_control(i, one_line=True) for i in self.ids)
             yield Static(Content(f"tool call ids: {ids}"), classes="modal-ids", id="refusal-ids")
-        keys = f"w: {self.widen_label} and plan again · " if self.widen_label else "no valid range found nearby · "
+        if self.anyway:
+            risk = (
+                "a provider or the agent may reject the session when it is resumed (a tool call without its result, "
+                "or a result without its call)"
+                if self.ids
+                else "the refusal above says what can go wrong"
+            )
+            yield Static(
+                Content(f"⚠ f does it anyway: {risk}. A preview comes first, and a backup is kept (u undoes)."),
+                classes="modal-anyway",
+                id="refusal-anyway",
+            )
+        keys = f"w: {self.widen_label} and plan again · " if self.widen_label else ("" if self.anyway else "no valid range found nearby · ")
+        if self.anyway:
+            keys += "f: do it anyway · "
         yield Static(Content(keys + "n or esc: cancel (nothing is written)"), classes="modal-keys")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "reply" and parameters == ("widen",) and not self.widen_label:
             return False
+        if action == "reply" and parameters == ("anyway",) and not self.anyway:
+            return False
         return True
-
 
 
 class ConflictScreen(Dialog["str | None"]):

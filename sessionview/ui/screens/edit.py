@@ -45,7 +45,10 @@ def set_json(ta: TextArea, json: bool) -> None:
 
 
 def refusal_text(exc: BaseException) -> str:
-    return escape_control(str(exc), one_line=False)
+    """The core's message, without its command-line advice (``use --force``)."""
+    from sessionview.ui.wording import app_advice
+
+    return escape_control(app_advice(str(exc)), one_line=False)
 
 
 @dataclass
@@ -54,17 +57,22 @@ class EditorResult:
     json_text: str
     content_text: str | None
     change: Change
+    forced: bool = False  # done anyway: the integrity check refused it and the user chose ctrl+f
 
 
 class EditorScreen(Dialog["EditorResult | None"]):
-    """Edit one message. ``plan(mode, text)`` returns the change or raises InvalidEdit / Refused."""
+    """Edit one message. ``plan(mode, text, force)`` returns the change or raises InvalidEdit / Refused.
+
+    A refusal that ``force`` would let through is shown with ``ctrl+f``: write it anyway (a preview comes
+    first). Escape asks before it throws away a text that was changed."""
 
     DEFAULT_CSS = "EditorScreen {" + MODAL_CSS + "}"
 
     BINDINGS = [
         Binding("ctrl+s", "check", "Check & preview", id="editor.save"),
         Binding("ctrl+t", "toggle_mode", "JSON ⇄ text only", id="editor.mode"),
-        Binding("escape", "reply(None)", "Cancel", id="editor.cancel"),
+        Binding("ctrl+f", "check(True)", "Write it anyway", id="editor.anyway"),
+        Binding("escape", "cancel", "Cancel", id="editor.cancel"),
     ]
 
     def __init__(
@@ -72,14 +80,18 @@ class EditorScreen(Dialog["EditorResult | None"]):
         title: str,
         json_text: str,
         content_text: str | None,
-        plan: Callable[[str, str], Change],
+        plan: Callable[[str, str, bool], Change],
         *,
         mode: str = "json",
         error: str = "",
+        original: tuple[str, str | None] | None = None,
     ) -> None:
         super().__init__()
         self.title_text = title
         self.buffers: dict[str, str | None] = {"json": json_text, "content": content_text}
+        #: the message as it is in the file (JSON, text): escape asks before throwing away anything else
+        self.original = original or (json_text, content_text)
+        self.forceable = False  # the last check was refused, and ctrl+f would write it anyway
         self.mode = mode if content_text is not None or mode == "json" else "json"
         self.plan = plan
         self.error = error
@@ -110,6 +122,39 @@ class EditorScreen(Dialog["EditorResult | None"]):
         hint = "ctrl+s checks it and shows a preview · ctrl+t switches JSON ⇄ text only · esc cancels (nothing is written)"
         self.query_one("#editor-hint", Static).update(Content(hint))
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "check" and parameters == (True,) and not self.forceable:
+            return False
+        return True
+
+    @property
+    def changed(self) -> bool:
+        """Whether the text differs from the message in the file (in either mode)."""
+        buffers = dict(self.buffers, **{self.mode: self.text})
+        json_text, content = self.original
+        return (buffers["json"] or "").strip() != json_text.strip() or (
+            content is not None and buffers["content"] is not None and buffers["content"] != content
+        )
+
+    def action_cancel(self) -> None:
+        if not self.changed:
+            self.dismiss(None)
+            return
+        from sessionview.ui.screens.confirm import ConfirmScreen
+
+        def answered(throw_away: bool | None) -> None:
+            if throw_away:
+                self.dismiss(None)
+            else:
+                self.text_area.focus()
+
+        question = ConfirmScreen(
+            "throw the edit away?",
+            "The text was changed. Leave the editor without it (nothing is written)?",
+            keys="y or enter: throw it away · n or esc: back to the editor",
+        )
+        self.app.push_screen(question, answered)
+
     def show_error(self, message: str) -> None:
         self.error = message
         err = self.query_one("#editor-error", Static)
@@ -130,27 +175,39 @@ class EditorScreen(Dialog["EditorResult | None"]):
         self._show_mode()
         self.show_error("")
 
-    def action_check(self) -> None:
+    def action_check(self, force: bool = False) -> None:
         if self.checking:
             return
         self.checking = True
         self.show_error("")
-        self._check(self.mode, self.text)
+        self._check(self.mode, self.text, force)
 
     @work(exclusive=True, group="check", exit_on_error=False)
-    async def _check(self, mode: str, text: str) -> None:
+    async def _check(self, mode: str, text: str, force: bool = False) -> None:
+        self.forceable = False
         try:
-            change = await asyncio.to_thread(self.plan, mode, text)
-        except (InvalidEdit, Refused) as exc:
-            self.show_error(refusal_text(exc))
-            return
-        except ValueError as exc:
-            self.show_error(refusal_text(exc))
-            return
+            try:
+                change = await asyncio.to_thread(self.plan, mode, text, force)
+            except Refused as exc:
+                self.forceable = await self._would_pass_anyway(mode, text)
+                anyway = " · ctrl+f writes it anyway (a preview comes first)" if self.forceable else ""
+                self.show_error(refusal_text(exc) + anyway)
+                return
+            except (InvalidEdit, ValueError) as exc:
+                self.show_error(refusal_text(exc))
+                return
         finally:
             self.checking = False
+            self.refresh_bindings()
         self.buffers[mode] = text
-        self.dismiss(EditorResult(mode, self.buffers["json"] or "", self.buffers["content"], change))
+        self.dismiss(EditorResult(mode, self.buffers["json"] or "", self.buffers["content"], change, forced=force))
+
+    async def _would_pass_anyway(self, mode: str, text: str) -> bool:
+        try:
+            await asyncio.to_thread(self.plan, mode, text, True)
+        except (InvalidEdit, Refused, ValueError):
+            return False
+        return True
 
 
 
@@ -218,12 +275,15 @@ class CompactScreen(Dialog["CompactResult | None"]):
         yield Static(id="compact-error", classes="modal-error")
 
     def on_mount(self) -> None:
-        summ = (
-            f"ctrl+r runs the summarizer ({escape_control(self.summarizer_name, one_line=True)})"
-            if self.summarize is not None
-            else "no summarizer command is configured (summarizer = \"…\" in config.toml)"
-        )
-        hint = f"{self.info}\nType the summary, or ctrl+g fills in the built-in digest, or {summ}; edit it freely. ctrl+s checks it and shows a preview · esc cancels"
+        if self.summarize is not None:
+            name = escape_control(self.summarizer_name, one_line=True)
+            how = f"Type the summary, or fill it in with the built-in digest (ctrl+g) or the summarizer (ctrl+r: {name}); edit it freely."
+        else:
+            how = (
+                "Type the summary, or fill it in with the built-in digest (ctrl+g); edit it freely. "
+                'No summarizer command is configured (summarizer = "…" in config.toml runs one).'
+            )
+        hint = f"{self.info}\n{how} ctrl+s checks it and shows a preview · esc cancels"
         self.query_one("#compact-hint", Static).update(Content(hint))
         self.show_error(self.error)
         self.text_area.focus()

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Footer
@@ -67,3 +68,25 @@ class Dialog(ModalScreen[ResultT]):
 
     def action_reply(self, value: Any) -> None:
         self.dismiss(value)
+
+
+class NoticeScreen(Dialog[None]):
+    """Something the user must read once (mistakes in the configuration): enter or esc goes on."""
+
+    DEFAULT_CSS = "NoticeScreen {" + SMALL_CSS + "}"
+
+    BINDINGS = [Binding("enter,escape", "reply(None)", "Go on", id="notice.close")]
+
+    def __init__(self, title: str, lines: list[str], keys: str = "enter or esc: go on") -> None:
+        super().__init__()
+        self.title_text = title
+        self.lines = lines
+        self.keys = keys
+
+    def compose_box(self) -> ComposeResult:
+        from textual.content import Content
+        from textual.widgets import Static
+
+        yield Static(Content(self.title_text), classes="modal-title")
+        yield Static(Content("\n".join(self.lines)), classes="modal-body", id="notice-lines")
+        yield Static(Content(self.keys), classes="modal-keys")

@@ -13,7 +13,7 @@ import os
 import time
 from typing import Any, Callable
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -26,7 +26,7 @@ from sessionview.core.edit.history import EditHistory
 from sessionview.core.view.transcript import Filter, TranscriptModel
 from sessionview.ui import messages as msg
 from sessionview.ui.commands import SessionCommands
-from sessionview.ui.controllers.editing import EDIT_BINDING_IDS, Editing
+from sessionview.ui.controllers.editing import EDIT_BINDING_IDS, WRITE_ACTIONS, Editing
 from sessionview.ui.controllers.follow import STATS_AUTO_LIMIT, Follow
 from sessionview.ui.controllers.search import Search
 from sessionview.ui.controllers.writer import Writer
@@ -67,8 +67,17 @@ class SessionScreen(Screen):
 
     COMMANDS = {SessionCommands}
 
+    #: seconds a status-line message stays (file events, search results, "saved"); what is still going on
+    #: (searching…, a conflict, a deleted file, an error) stays until it is over
+    STATUS_LIFETIME = 10.0
+
     #: binding id -> group title in the help screen (others go under the screen's name)
     HELP_GROUPS = {binding_id: "Editing" for binding_id in EDIT_BINDING_IDS}
+
+    @property
+    def help_groups(self) -> dict[str, str]:
+        """The help screen's groups: no "Editing" group when nothing can be edited (H stays, as Session)."""
+        return {} if self.read_only else self.HELP_GROUPS
 
     # what the header and the status line show (bound to them in compose)
     model: reactive[TranscriptModel | None] = reactive(None, always_update=True, repaint=False)
@@ -105,6 +114,8 @@ class SessionScreen(Screen):
         self.search = Search(self, self.follow)
         self.writer = Writer(self, self.follow)
         self.editing = Editing(self, self.writer)
+        self._expiry: dict[str, Any] = {}
+        self._said_read_only = False
 
     # -- layout -------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -187,6 +198,54 @@ class SessionScreen(Screen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return self.editing.check_action(action, parameters)
+
+    def on_key(self, event: events.Key) -> None:
+        """A key that would edit, in read-only mode (its binding is off, so nothing else took it): say
+        why, once, instead of doing nothing in silence."""
+        if not self.read_only or self._said_read_only:
+            return
+        for binding in self._bindings.key_to_bindings.get(event.key, ()):
+            if binding.action.split("(")[0] in WRITE_ACTIONS:
+                self._said_read_only = True
+                event.stop()
+                self.notify(
+                    "read-only: editing is off (started with --read-only, or served without --allow-write)",
+                    title="read-only",
+                    severity="warning",
+                    markup=False,
+                )
+                return
+
+    # -- the status line's lifetimes --------------------------------------------------------------------
+    def _expire_later(self, name: str, value: str) -> None:
+        old = self._expiry.pop(name, None)
+        if old is not None:
+            old.stop()
+        if value and self.is_mounted:
+
+            def expire() -> None:
+                self._expiry.pop(name, None)
+                if getattr(self, name) == value:
+                    setattr(self, name, "")
+                    if name == "notice":
+                        self.notice_detail = ""
+
+            self._expiry[name] = self.set_timer(self.STATUS_LIFETIME, expire)
+
+    def watch_state(self, value: str) -> None:
+        self.refresh_bindings()  # the edit keys are off while nothing could be opened
+
+    def watch_notice(self, value: str) -> None:
+        # a file event passes; "deleted" and an error to open are the state of things, and stay
+        self._expire_later("notice", value if value in ("truncated", "compacted", "replaced", "changed") else "")
+
+    def watch_search_status(self, value: str) -> None:
+        # "searching… 40%", "filtering…", "waiting for the index…" stay until they are over
+        self._expire_later("search_status", "" if value.endswith("…") or "esc cancels" in value else value)
+
+    def watch_edit_status(self, value: str) -> None:
+        # a conflict or an overwritten edit stays while the edit waits to be applied again
+        self._expire_later("edit_status", value if value.startswith("saved") else "")
 
     # -- messages from the workers ------------------------------------------------------------------
     @on(msg.Opened)

@@ -18,6 +18,7 @@ from rich.text import Text
 from textual.strip import Strip
 from textual.widget import Widget
 
+from sessionview.ui.wording import compaction_label, plural, problem_text
 from sessionview.core.doc.model import Kind, View
 from sessionview.core.view.render import pretty
 from sessionview.core.tail import Pending
@@ -263,9 +264,9 @@ class Painter:
             return out
         more_lines = rest.count("\n") + (0 if rest.startswith("\n") else 0)
         more_bytes = len(rest.encode("utf-8", "surrogatepass"))
-        note = f"… {more_bytes:,} more bytes"
+        note = f"… {plural(more_bytes, 'more byte')}"
         if more_lines:
-            note += f" ({more_lines:,} more lines)"
+            note += f" ({plural(more_lines, 'more line')})"
         note += f" · {hint}" if hint else ""
         out.extend(self.wrap(Text(note, style=self.pal["transcript--note"]), indent)[0])
         return out
@@ -304,10 +305,10 @@ class Painter:
         out: list[Strip] = []
         for p in v.problems[:5]:
             style = self.pal["transcript--invalid"] if p.severity == "error" else self.pal["transcript--warning"]
-            t = Text(f"⚠ {p.kind}: {one_line(p.message, 300)}", style=style)
+            t = Text(f"⚠ {one_line(problem_text(p.kind, p.message), 300)}", style=style)
             out.extend(self.wrap(t)[0])
         if len(v.problems) > 5:
-            out.extend(self.wrap(Text(f"… {len(v.problems) - 5} more problems", style=self.pal["transcript--note"]))[0])
+            out.extend(self.wrap(Text(f"… {plural(len(v.problems) - 5, 'more problem')}", style=self.pal["transcript--note"]))[0])
         return out
 
     def _message(self, e: Entry) -> list[Strip]:
@@ -400,7 +401,7 @@ class Painter:
     def _compaction(self, e: Entry) -> list[Strip]:
         v = e.view
         pal = self.pal
-        label = f" compacted · {one_line(v.compaction or v.label or 'summary', 30)} "
+        label = f" {compaction_label(one_line(v.compaction or v.label or 'summary', 30))} "
         right = f" {number_label(e.number)} "
         fill = max(2, self.width - len(label) - len(right) - 4)
         t = Text("──", style=pal["transcript--compaction"])

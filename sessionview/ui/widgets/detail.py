@@ -10,6 +10,7 @@ from typing import Any
 
 from textual.binding import Binding
 
+from sessionview.ui.wording import problem_text
 from sessionview.core.doc.model import Kind, View
 from sessionview.core.view.render import pretty
 from sessionview.core.text import decode_for_display, escape_control
@@ -71,7 +72,7 @@ def detail_lines(model: TranscriptModel, number: int | None, limit: int) -> list
         out.append((f"{human_size(size)}", "text-pane--label"))
     for p in view.problems:
         style = "text-pane--error" if p.severity == "error" else "text-pane--warning"
-        out += _esc_lines(f"⚠ {p.kind}: {p.message}", style)
+        out += _esc_lines(f"⚠ {problem_text(p.kind, p.message)}", style)
     if len(view.numbers) > 1:
         out.append((f"merged records: {', '.join(str(n) for n in view.numbers)}", "text-pane--dim"))
     out.append(("", ""))
@@ -126,5 +127,5 @@ def _document_extras(model: TranscriptModel) -> list[tuple[str, str]]:
         except Exception:
             out += _esc_lines(repr(value), "text-pane--json")
     for p in getattr(model.session, "document_problems", lambda: [])():
-        out += _esc_lines(f"⚠ {p.kind}: {p.message}", "text-pane--error")
+        out += _esc_lines(f"⚠ {problem_text(p.kind, p.message)}", "text-pane--error")
     return out

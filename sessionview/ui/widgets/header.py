@@ -17,6 +17,7 @@ from textual.widget import Widget
 from sessionview.core.text import escape_control
 from sessionview.core.view.humanize import human_count, human_size
 from sessionview.ui.widgets.transcript import TranscriptView
+from sessionview.ui.wording import plural
 
 REASONS = {
     "truncated": "the file shrank or was rewritten with other content; reloaded",
@@ -72,9 +73,9 @@ def header_content(model: Any, display_path: str, state_name: str, read_only: bo
         count = len(model)
         word = "record" if model.lines else "message"
         if model.indexed:
-            parts.append(f" · {count:,} {word}{'s' if count != 1 else ''}")
+            parts.append(f" · {plural(count, word)}")
         else:
-            parts.append(f" · last {count:,} records (indexing)")
+            parts.append(f" · last {plural(count, 'record')} (indexing)")
         parts.append(f" · {human_size(model.size)}")
         stats = model.stats
         if stats is not None:
@@ -108,9 +109,9 @@ def status_content(s: "SessionStatus", t: TranscriptView, width: int) -> Content
     if marked is not None:
         assert model is not None
         a, b = (model.line_number(marked[0]), model.line_number(marked[1]))
-        where = f"#{a:,}–#{b:,}" if a is not None and b is not None else "…"
+        where = f"#{a:,}-#{b:,}" if a is not None and b is not None else "…"
         count = marked[1] - marked[0] + 1
-        left.append((f"range {where} ({count:,} record{'s' if count != 1 else ''}) · d deletes · c compacts · esc drops  ", "bold $text-accent"))
+        left.append((f"range {where} ({plural(count, 'record')}) · d deletes · c compacts · esc drops  ", "bold $text-accent"))
     if s.notice in REASONS:
         style = "bold $text-error" if s.notice in ("deleted", "truncated") else "bold $text-warning"
         left.append((f"{s.notice}", style))
@@ -139,9 +140,12 @@ def status_content(s: "SessionStatus", t: TranscriptView, width: int) -> Content
                 right.append((f" · {t.new_count:,} new", "bold $text-warning"))
         n = t.cursor_number
         line = model.line_number(n) if n is not None else None
-        total = model.row_count()
+        total = t.total_rows()  # the rows of the list, the pending line's too
         if t.is_pending_row(t.cursor):
-            right.append(("  pending", "bold"))
+            # the partial last line is not a record yet: say where it is
+            records = model.row_count()
+            last = model.line_number(model.number_at(records - 1)) if records else None
+            right.append((f"  pending line after #{last:,}" if last is not None else "  pending line", "bold"))
         else:
             right.append((f"  #{line:,}" if line is not None else "  #…", "bold"))
         right.append((f"  {t.cursor + 1 if total else 0:,}/{total:,}", "$text-muted"))

@@ -19,12 +19,19 @@ from sessionview.core.catalog import LIVE_WINDOW, Entry
 from sessionview.core.text import escape_control
 from sessionview.core.view.humanize import human_age, human_count, human_size
 
-BADGE_W, FORMAT_W, COUNT_W, SIZE_W, AGE_W = 8, 26, 9, 10, 10
+BADGE_W, COUNT_W, SIZE_W, AGE_W = 8, 9, 10, 10
+FORMAT_W = 39  # the longest format title ("LittleGhost messages JSONL (inferred)") and its gap
+FORMAT_MIN, NAME_MIN = 16, 20
 
 
-def column_widths(width: int) -> tuple[int, int, int, int, int, int]:
-    name = max(10, width - (BADGE_W + FORMAT_W + COUNT_W + SIZE_W + AGE_W) - 1)
-    return BADGE_W, name, FORMAT_W, COUNT_W, SIZE_W, AGE_W
+def column_widths(width: int, format_need: int = FORMAT_W) -> tuple[int, int, int, int, int, int]:
+    """The format column gets what the titles shown need (``format_need`` cells, their gap included) first
+    (a narrow terminal shrinks it to ``FORMAT_MIN`` before the name goes under ``NAME_MIN``); the name
+    takes the rest."""
+    fixed = BADGE_W + COUNT_W + SIZE_W + AGE_W + 1
+    fmt = max(FORMAT_MIN, min(FORMAT_W, format_need, width - fixed - NAME_MIN))
+    name = max(10, width - fixed - fmt)
+    return BADGE_W, name, fmt, COUNT_W, SIZE_W, AGE_W
 
 
 def _cell(text: str, width: int, right: bool = False) -> str:
@@ -35,8 +42,8 @@ def _cell(text: str, width: int, right: bool = False) -> str:
     return set_cell_size(text.rjust(width - 1) if right else text, width - 1) + " "
 
 
-def header_text(width: int) -> str:
-    b, n, f, c, s, a = column_widths(width)
+def header_text(width: int, format_need: int = FORMAT_W) -> str:
+    b, n, f, c, s, a = column_widths(width, format_need)
     return _cell("", b) + _cell("name", n) + _cell("format", f) + _cell("records", c, True) + _cell("size", s, True) + _cell("changed", a, True)
 
 
@@ -94,10 +101,26 @@ class SessionTable(ScrollView, can_focus=True):
         self.clock = clock
         self.rows: list[Entry] = []
         self.cursor = 0
+        self.formats: set[str] = set()  # the format titles met so far: the format column fits them
+
+    @property
+    def format_need(self) -> int:
+        from rich.cells import cell_len
+
+        return max((cell_len(escape_control(f, one_line=True)) + 1 for f in self.formats), default=FORMAT_MIN)
+
+    def saw_format(self, title: str | None) -> bool:
+        """Note a format title; True when the column must widen for it."""
+        if not title or title in self.formats:
+            return False
+        before = self.format_need
+        self.formats.add(title)
+        return self.format_need != before
 
     # -- data ---------------------------------------------------------------------------------------
-    def set_rows(self, rows: list[Entry]) -> None:
-        """New rows; the cursor stays on the same path when it is still listed."""
+    def set_rows(self, rows: list[Entry], *, else_first: bool = False) -> None:
+        """New rows; the cursor stays on the same path when it is still listed. When it is not, it goes to
+        the first row if ``else_first`` (a new filter: its first match), else stays near where it was."""
         current = self.rows[self.cursor].path if self.rows and self.cursor < len(self.rows) else None
         self.rows = rows
         if current is not None:
@@ -106,9 +129,13 @@ class SessionTable(ScrollView, can_focus=True):
                     self.cursor = i
                     break
             else:
-                self.cursor = min(self.cursor, max(0, len(rows) - 1))
+                self.cursor = 0 if else_first else min(self.cursor, max(0, len(rows) - 1))
         else:
             self.cursor = 0
+        top = int(self.scroll_offset.y)
+        h = self.size.height or 1
+        if self.cursor < top or self.cursor >= top + h:
+            self.scroll_to(y=max(0, self.cursor - h // 2), animate=False)
         self.virtual_size = Size(self.size.width, len(rows))
         self.refresh()
         self.post_message(self.Scrolled(self))
@@ -137,7 +164,7 @@ class SessionTable(ScrollView, can_focus=True):
         if index == self.cursor:
             base = base + self._style("session-table--cursor")
         dim = base + self._style("session-table--dim")
-        b, n, f, c, s, a = column_widths(width)
+        b, n, f, c, s, a = column_widths(width, self.format_need)
         now = self.clock()
         live = e.is_live(now, LIVE_WINDOW)
         segs = [
