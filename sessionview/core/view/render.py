@@ -109,6 +109,7 @@ def view_text(view: View, pairing: Pairing | None = None, width: int = 0) -> str
 
 def view_dict(view: View) -> dict[str, Any]:
     out: dict[str, Any] = {"n": view.number, "kind": view.kind.value}
+    out["timestamp"] = view.timestamp  # ISO 8601, or None where the format records no time
     if view.role is not None:
         out["role"] = view.role
     if view.label is not None:
