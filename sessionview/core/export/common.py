@@ -93,13 +93,18 @@ def entry(view: View, pairing: Pairing | None = None) -> Entry:
         subagent=esc(str(subagent)) if subagent not in (None, False, "") else None,
         compaction=esc(view.compaction or view.label or "summary") if view.kind is Kind.COMPACTION else
         (esc(view.compaction) if view.compaction else None),
-        text=escape_control(view.text or "") if view.kind is not Kind.INVALID else "",
+        text="" if view.kind is Kind.INVALID or _is_result_text(view) else escape_control(view.text or ""),
         reasoning=escape_control(view.reasoning) if view.reasoning else None,
         calls=tuple(_call(c, pairing) for c in view.tool_calls),
-        results=tuple(_result(r, view, pairing) for r in view.tool_results),
+        results=tuple(_result(r, pairing) for r in view.tool_results),
         problems=tuple(esc(f"{p.kind}: {p.message}") for p in view.problems),
         raw=raw,
     )
+
+
+def _is_result_text(view: View) -> bool:
+    """Whether the text is a tool result's content (shown with the result, fenced, not again as text)."""
+    return bool(view.text) and any(r.content == view.text for r in view.tool_results)
 
 
 def _call(call: Any, pairing: Pairing | None) -> Call:
@@ -112,10 +117,10 @@ def _call(call: Any, pairing: Pairing | None) -> Call:
                 escape_control(body))
 
 
-def _result(result: Any, view: View, pairing: Pairing | None) -> Result:
+def _result(result: Any, pairing: Pairing | None) -> Result:
     at = pairing.call_of(result.call_id) if pairing else None
     name = result.name or (pairing.names.get(result.call_id or "", "") if pairing else "")
-    body = result.content if result.content and result.content != view.text else ""
+    body = result.content
     return Result(esc(result.call_id or "(no id)"), esc(name), f"call #{at}" if at is not None else "no matching call",
                   bool(result.is_error), escape_control(body))
 

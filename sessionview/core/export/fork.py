@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from sessionview.core.doc.linescan import SourceChanged
+from sessionview.core.doc.pairing import pair
 from sessionview.core.errors import Refused
+from sessionview.core.export.common import esc
 from sessionview.core.export.files import create_new
 
 MAX_NAMES = 1000
@@ -65,6 +67,13 @@ def fork_bytes(session: Any, n: int) -> Iterator[bytes]:
             raise SourceChanged(f"{session.path}: changed while it was forked")
 
 
+def _cut_calls(session: Any, n: int) -> list[str]:
+    """Warnings for tool calls in records 1..n with no result there (the fork ends without it)."""
+    cut = pair(session.stream(1, n)).dangling
+    return [f"tool call {esc(cid)} (#{at}) has no result in the fork; the agent may need to run it again"
+            for cid, at in cut[:5]]
+
+
 def fork(session: Any, n: int, out: str | None = None) -> Forked:
     """Write the fork of ``session`` at record ``n`` to ``out`` or to the first free ``NAME.fork-N.EXT``.
 
@@ -87,5 +96,5 @@ def fork(session: Any, n: int, out: str | None = None) -> Forked:
             if out is not None:
                 raise
             continue
-        return Forked(name, n, warnings)
+        return Forked(name, n, warnings + _cut_calls(session, n))
     raise FileExistsError(f"{path}: every fork name up to .fork-{n}-{MAX_NAMES} is taken")
