@@ -134,3 +134,10 @@ def test_fork_refuses_a_littleghost_document_it_cannot_write_exactly(tmp_path):
     r = run("fork", str(p), "1")
     assert r.returncode == 1 and b"cannot fork this document" in r.stderr
     assert os.listdir(tmp_path) == ["pretty.json"]
+
+
+def test_show_prints_each_record_time_where_the_format_has_one():
+    out = run("show", os.path.join(FIX, "claude-code.jsonl")).stdout.decode()
+    assert "#5 user  @ 2025-11-01T10:00:05.000Z" in out
+    out = run("show", os.path.join(FIX, "brute-session.jsonl")).stdout.decode()
+    assert " @ " not in out
