@@ -375,6 +375,79 @@ def cmd_prune(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------------------------------
+# export, fork
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from sessionview.core import export
+    from sessionview.core.edit.plan import parse_range
+    from sessionview.core.errors import InvalidEdit
+
+    out_path = None if args.output in (None, "-") else args.output
+    fmt = args.to or (export.format_for(out_path) if out_path else None)
+    if fmt is None:
+        raise CliError("say which format: --to md or --to html (or -o a .md or .html file)")
+    session = open_file(args.file, digest=False)
+    try:
+        first, last = 1, None
+        if args.range:
+            try:
+                first, last = parse_range(args.range, len(session))
+            except InvalidEdit as exc:
+                raise CliError(str(exc)) from None
+        if out_path is None:
+            out = Out()
+            export.write(session, fmt, out, first, last)
+            out.flush()
+            return 0
+        try:
+            warnings = export.write_file(session, fmt, out_path, first, last)
+        except ValueError as exc:
+            raise CliError(str(exc), 1) from None
+        except OSError as exc:
+            raise CliError(f"{out_path}: {exc.strerror or exc}") from None
+    finally:
+        session.close()
+    for w in warnings:
+        status(f"warning: {out_path}: {w}")
+    status(f"{args.file}: exported to {out_path}")
+    return 0
+
+
+def cmd_fork(args: argparse.Namespace) -> int:
+    from sessionview.core import export, ops
+    from sessionview.core.doc.linescan import SourceChanged
+    from sessionview.core.errors import Refused
+
+    for attempt in range(ops.ATTEMPTS):
+        if attempt:
+            ops.wait_quiet(args.file)
+        session = open_file(args.file)
+        try:
+            if not 1 <= args.n <= len(session):
+                raise CliError(f"#{args.n} is outside 1:{len(session)}")
+            forked = export.fork(session, args.n, args.output)
+        except SourceChanged:
+            continue
+        except FileExistsError:
+            raise CliError(f"{args.output}: already exists; fork never overwrites a file, nothing was written", 1) from None
+        except Refused as exc:
+            raise CliError(str(exc), 1) from None
+        except ValueError as exc:
+            raise CliError(str(exc), 1) from None
+        finally:
+            session.close()
+        for w in forked.warnings:
+            status(f"warning: {forked.path}: {w}")
+        status(f"{args.file}: records 1 to {args.n} forked into {forked.path}")
+        out = Out()
+        out.write(shown(forked.path) + "\n")
+        out.flush()
+        return 0
+    raise CliError(f"{args.file}: another process is rewriting the file; it changed under each of {ops.ATTEMPTS} reads", 1)
+
+
+# --------------------------------------------------------------------------------------------------
 # the app
 
 

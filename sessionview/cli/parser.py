@@ -34,6 +34,8 @@ commands:
   sessionview undo FILE              restore the newest backup of FILE
   sessionview prune [FILE...]        remove old backups beyond the retention policy
   sessionview serve [PATH]           serve the app to a browser on 127.0.0.1 with a token
+  sessionview export FILE --to md|html [-o OUT] [N:M]   write a transcript as Markdown or HTML
+  sessionview fork FILE N [-o NEW]   write a new session holding records 1 to N
 
 Run 'sessionview COMMAND --help' for the options of a command.
 
@@ -227,6 +229,52 @@ def _add_serve(sub: Subparsers) -> None:
     p.set_defaults(func=commands.cmd_serve)
 
 
+class _Intermixed(argparse.ArgumentParser):
+    """A command parser whose positionals may come after its options (argparse's intermixed parsing)."""
+
+    _mixing = False
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def,override]
+        if self._mixing:
+            return super().parse_known_args(args, namespace)
+        self._mixing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._mixing = False
+
+
+def _add_export(sub: Subparsers) -> None:
+    p = sub.add_parser("export", help="write a session as Markdown or one HTML page", formatter_class=_formatter,
+                       description="Write a session for people to read: Markdown, or one self-contained HTML page\n"
+                       "(inline CSS, no script, nothing loaded from the network, links as text). Tool calls\n"
+                       "and results are fenced blocks; timestamps, compaction markers and broken records are\n"
+                       "shown. Everything from the session is escaped. Any size streams in bounded memory.",
+                       epilog="examples:\n  sessionview export s.jsonl --to md > s.md\n"
+                       "  sessionview export s.jsonl -o s.html 10:40")
+    p.add_argument("file", metavar="FILE", help="the session file")
+    p.add_argument("range", nargs="?", metavar="N:M", help="only records N to M (N, N:M or N:)")
+    p.__class__ = _Intermixed  # "export FILE -o OUT N:M": the range may come after the options
+    p.add_argument("--to", choices=("md", "html"), help="the format (default: from -o's extension)")
+    p.add_argument("-o", "--output", metavar="OUT",
+                   help="write to OUT (atomically; replaced if it exists) instead of stdout")
+    p.set_defaults(func=commands.cmd_export)
+
+
+def _add_fork(sub: Subparsers) -> None:
+    p = sub.add_parser("fork", help="start a new session from records 1 to N", formatter_class=_formatter,
+                       description="Write a new session file holding records 1 to N of FILE, byte for byte (BOM,\n"
+                       "CRLF and broken lines kept), next to it as NAME.fork-N.EXT (NAME.fork-N-2.EXT if\n"
+                       "taken), with FILE's mode. FILE is not changed. Nothing is ever overwritten: an\n"
+                       "existing -o NEW is refused. A LittleGhost store document forks into a new document\n"
+                       "with its first N messages and a recomputed digest. The new path is printed.",
+                       epilog="examples:\n  sessionview fork s.jsonl 40\n  sessionview fork s.jsonl 40 -o retry.jsonl")
+    p.add_argument("file", metavar="FILE", help="the session file")
+    p.add_argument("n", type=int, metavar="N", help="the last record to keep, as 'show' prints it (#N)")
+    p.add_argument("-o", "--output", metavar="NEW", help="the new file's name (refused if it exists)")
+    p.set_defaults(func=commands.cmd_fork)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION, epilog=EPILOG, formatter_class=_formatter)
     from sessionview import __version__
@@ -244,6 +292,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_undo(sub)
     _add_prune(sub)
     _add_serve(sub)
+    _add_export(sub)
+    _add_fork(sub)
     return parser
 
 

@@ -74,7 +74,8 @@ class JsonlSession(Session):
     def record(self, number: int) -> Record:
         return self.doc.record(number)
 
-    def parsed(self, number: int, record: Record | None = None) -> Parsed:
+    def parsed(self, number: int, record: Record | None = None, keep: bool = True) -> Parsed:
+        """Record ``number`` parsed (cached unless ``keep`` is false: one pass over a big file)."""
         key = (number, self.doc.source_index(number))
         hit = self._cache.get(key)
         if hit is not None:
@@ -88,6 +89,8 @@ class JsonlSession(Session):
             if record is None:
                 record = self.doc.record(number)
             result = parse_record(record.raw, terminated=not record.partial, cap=self.cap)
+        if not keep:
+            return result
         self._cache[key] = result
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
@@ -102,8 +105,13 @@ class JsonlSession(Session):
             return self.doc.source.read(start, limit)
         return self.doc.record(number).raw[:limit]
 
-    def view(self, number: int) -> View:
-        parsed = self.parsed(number)
+    def stream(self, first: int = 1, last: int | None = None) -> Iterator[View]:
+        last = len(self) if last is None else min(last, len(self))
+        for n in range(max(first, 1), last + 1):
+            yield self.view(n, keep=False)
+
+    def view(self, number: int, keep: bool = True) -> View:
+        parsed = self.parsed(number, keep=keep)
         if not parsed.ok:
             problems = []
             if parsed.status is not Status.BLANK:
@@ -124,6 +132,8 @@ class JsonlSession(Session):
             view.problems.append(warn(number, f"could not interpret the record: {type(exc).__name__}: {exc}"))
         if view.kind is Kind.UNKNOWN and view.raw is None:
             view.raw = self.raw_preview(number)
+        if view.timestamp is None:
+            view.timestamp = _timestamp(self.adapter, parsed.value)
         if parsed.status is Status.DUPLICATE_KEYS:
             view.problems.append(Problem("duplicate keys", parsed.error, number))
         for note in parsed.notes:
@@ -138,6 +148,13 @@ class JsonlSession(Session):
             if raw.count(b"[") + raw.count(b"{") > 100 and nesting_depth(raw) > 100:
                 view.problems.append(warn(number, "nesting deeper than 100: Ruby's JSON.parse raises NestingError"))
         return view
+
+
+def _timestamp(adapter: Adapter, value: Any) -> str | None:
+    try:
+        return adapter.timestamp_of(value)
+    except Exception:  # an adapter must never take the app down
+        return None
 
 
 def open_session(path: str | os.PathLike[str], cap: int = DEFAULT_CAP, digest: bool = True) -> Session:

@@ -48,6 +48,10 @@ class Session:
         for n in range(max(first, 1), last + 1):
             yield self.view(n)
 
+    def stream(self, first: int = 1, last: int | None = None) -> Iterator[View]:
+        """Views ``first..last`` for one pass over a session of any size (export): none is kept once yielded."""
+        return self.views(first, last)
+
     def messages(self, first: int = 1, last: int | None = None) -> list[View]:
         """Views with streamed blocks of one message merged."""
         return merge_views(list(self.views(first, last)))

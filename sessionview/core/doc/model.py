@@ -5,9 +5,9 @@ Views are derived from parsed records for display and checks; they are never the
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 
 class Kind(str, Enum):
@@ -65,39 +65,41 @@ class View:
     group: str | None = None  # merge key: consecutive views with the same group form one message
     value: Any = None  # the parsed record (or document slice), for the detail view and --json
     raw: bytes | None = None  # for INVALID/UNKNOWN views: the record's bytes (a preview when oversized)
+    timestamp: str | None = None  # when the record was written, ISO 8601, where the format records it
 
     def __post_init__(self) -> None:
         if not self.numbers:
             self.numbers = (self.number,)
 
 
-def merge_views(views: list[View]) -> list[View]:
+def merge_views(views: Iterable[View]) -> list[View]:
     """Merge consecutive views that share a ``group`` (streamed blocks of one message)."""
-    out: list[View] = []
+    return list(iter_merged(views))
+
+
+def iter_merged(views: Iterable[View]) -> Iterator[View]:
+    """:func:`merge_views` one view at a time, holding only the message being merged (for big sessions)."""
+    prev: View | None = None
     for v in views:
-        if out and v.group is not None and out[-1].group == v.group and v.kind is Kind.MESSAGE and out[-1].kind is Kind.MESSAGE:
-            prev = out[-1]
-            text = "\n".join(t for t in (prev.text, v.text) if t)
-            reasoning = "\n".join(t for t in (prev.reasoning or "", v.reasoning or "") if t) or None
-            out[-1] = View(
-                number=prev.number,
-                kind=prev.kind,
+        if prev is not None and v.group is not None and prev.group == v.group and v.kind is Kind.MESSAGE and prev.kind is Kind.MESSAGE:
+            prev = replace(
+                prev,
                 role=prev.role or v.role,
-                text=text,
+                text="\n".join(t for t in (prev.text, v.text) if t),
                 tool_calls=prev.tool_calls + v.tool_calls,
                 tool_results=prev.tool_results + v.tool_results,
-                reasoning=reasoning,
+                reasoning="\n".join(t for t in (prev.reasoning or "", v.reasoning or "") if t) or None,
                 compaction=prev.compaction or v.compaction,
-                label=prev.label,
                 problems=prev.problems + v.problems,
                 numbers=prev.numbers + v.numbers,
-                group=prev.group,
-                value=prev.value,
-                raw=prev.raw,
+                timestamp=prev.timestamp or v.timestamp,
             )
-        else:
-            out.append(v)
-    return out
+            continue
+        if prev is not None:
+            yield prev
+        prev = v
+    if prev is not None:
+        yield prev
 
 
 def block_text(content: Any) -> str:

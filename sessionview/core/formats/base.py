@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, ClassVar
 
 from sessionview.core import rubyjson
@@ -62,6 +63,14 @@ class Adapter:
             return View(number, Kind.MESSAGE, role=value["role"], text=block_text(value.get("content")), value=value)
         label = value.get("type") if isinstance(value, dict) and isinstance(value.get("type"), str) else None
         return View(number, Kind.UNKNOWN, label=label or type(value).__name__, value=value)
+
+    def timestamp_of(self, value: Any) -> str | None:
+        """When record ``value`` was written, as an ISO 8601 string; None where the format records none.
+
+        The base reads the top-level ``timestamp`` key that Claude Code, Codex and pi write (ISO 8601);
+        a format that keeps its time elsewhere overrides this."""
+        stamp = value.get("timestamp") if isinstance(value, dict) else None
+        return stamp if isinstance(stamp, str) and is_iso8601(stamp) else None
 
     def schema_problems(self, number: int, value: Any) -> list[Problem]:
         """Schema warnings for a record (a key the format's reader would reject, wrong types...)."""
@@ -139,6 +148,17 @@ def generate(value: Any) -> bytes:
         return rubyjson.generate(value, keep_raw_numbers=True)
     except rubyjson.RubyJSONError as exc:
         raise InvalidEdit(f"cannot write this value exactly: {exc}") from None
+
+
+def is_iso8601(text: str) -> bool:
+    """Whether ``text`` is an ISO 8601 date and time (``2025-11-01T10:00:05.000Z`` and the like)."""
+    if len(text) > 64 or "T" not in text:
+        return False
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
 
 
 def warn(number: int, message: str) -> Problem:

@@ -55,6 +55,11 @@ def _number_label(view: View) -> str:
     return f"#{view.number}"
 
 
+def when(view: View) -> str:
+    """The record's time for a header line (``  @ 2025-11-01T10:00:05.000Z``), or nothing."""
+    return f"  @ {escape_control(view.timestamp, one_line=True)}" if view.timestamp else ""
+
+
 def view_text(view: View, pairing: Pairing | None = None, width: int = 0) -> str:
     lines: list[str] = []
     esc = escape_control
@@ -74,6 +79,7 @@ def view_text(view: View, pairing: Pairing | None = None, width: int = 0) -> str
         head += f"  [compacted:{esc(view.compaction, one_line=True)}]"
     if view.text or view.reasoning:
         head += f"  (~{approx_tokens((view.text or '') + (view.reasoning or ''))} tokens)"
+    head += when(view)
     lines.append(head)
     for result in view.tool_results:
         cid = esc(result.call_id or "(no id)", one_line=True)
@@ -109,6 +115,7 @@ def view_text(view: View, pairing: Pairing | None = None, width: int = 0) -> str
 
 def view_dict(view: View) -> dict[str, Any]:
     out: dict[str, Any] = {"n": view.number, "kind": view.kind.value}
+    out["timestamp"] = view.timestamp  # ISO 8601, or None where the format records no time
     if view.role is not None:
         out["role"] = view.role
     if view.label is not None:
