@@ -51,3 +51,89 @@ def test_pi_v3_is_clean():
     s = opened("pi/agent-sessions-v3-small.jsonl")
     assert s.format == "pi" and s.check() == []
     assert sum(v.kind is Kind.COMPACTION for v in s.views()) == 2
+
+
+# -- Gemini CLI and other whole JSON documents --------------------------------------------------------
+
+
+def test_gemini_legacy_document_is_messages_with_thoughts_and_linked_tool_calls():
+    s = opened("gemini/agent-sessions-large.json")
+    assert s.format_title == "Gemini CLI chat document"
+    views = list(s.views())
+    assert all(v.kind is Kind.MESSAGE for v in views)
+    assert views[0].role == "user" and views[0].text == "Run a command"
+    assert views[1].role == "assistant" and views[1].reasoning == "Placeholder thoughts for schema coverage."
+    assert views[1].tool_calls[0].name == "run_shell_command"
+    assert "Exit Code: 0" in views[1].tool_results[0].content
+    assert s.pairing().result_of("run_shell_command-1") == 2
+    assert s.check() == []
+    assert s.read_only_reason and "byte for byte" in s.read_only_reason
+
+
+def test_gemini_small_document_and_api_history_document():
+    small = opened("gemini/agent-sessions-small.json")
+    assert [v.role for v in small.views()] == ["user", "assistant"] and small.check() == []
+    drift = opened("gemini/agent-sessions-schema_drift.json")
+    assert [v.text for v in drift.views()] == ["Describe this image:\n[inlineData]", "It looks like..."]
+
+
+def test_gemini_jsonl_layout_is_read_only_with_its_reason():
+    s = opened("gemini/agent-sessions-jsonl_v040.jsonl")
+    assert s.format == "gemini"
+    views = list(s.views())
+    assert [v.kind for v in views].count(Kind.MESSAGE) == 3
+    assert s.pairing().result_of("run_shell_command_stage0") == 4
+    assert s.check() == []
+    assert "same id" in s.read_only_reason
+
+
+def test_gemini_document_edit_is_refused_with_the_reason(tmp_path):
+    import shutil
+
+    import pytest
+
+    from sessionview.core.edit.change import open_editable
+    from sessionview.core.errors import Refused
+
+    p = tmp_path / "session-x.json"
+    shutil.copy(REAL / "gemini/agent-sessions-small.json", p)
+    with pytest.raises(Refused, match="read-only: Gemini CLI rewrites this document whole"):
+        open_editable(str(p))
+
+
+def test_a_healthy_pretty_printed_document_of_unknown_format_is_never_broken_lines(tmp_path):
+    import json
+
+    p = tmp_path / "package.jsonl"
+    p.write_text(json.dumps({"name": "x", "deps": {"a": 1, "b": [1, 2]}}, indent=2))
+    s = open_session(p)
+    assert len(s) == 1 and s.format_title == "JSON document of unknown format"
+    assert not any(pr.kind == "invalid JSON" for pr in s.check())
+
+
+def test_a_pretty_printed_list_of_openai_messages_is_shown_as_messages(tmp_path):
+    import json
+
+    p = tmp_path / "chat.json"
+    p.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}], indent=2))
+    s = open_session(p)
+    assert [(v.role, v.text) for v in s.views()] == [("user", "hi"), ("assistant", "hello")]
+
+
+def test_a_truncated_pretty_printed_document_is_one_problem_not_hundreds(tmp_path):
+    p = tmp_path / "session-cut.json"
+    p.write_bytes((REAL / "gemini/agent-sessions-large.json").read_bytes()[:1500])
+    problems = open_session(p).check()
+    assert [pr.kind for pr in problems] == ["invalid JSON"]
+
+
+def test_the_session_list_lists_and_describes_a_gemini_document_from_its_head(tmp_path):
+    import shutil
+
+    from sessionview.core import catalog
+
+    shutil.copy(REAL / "gemini/agent-sessions-large.json", tmp_path / "session-a.json")
+    (tmp_path / "package.json").write_text('{\n  "name": "x"\n}\n')
+    entries = list(catalog.scan(str(tmp_path)))
+    assert [e.rel for e in entries] == ["session-a.json"]
+    assert catalog.describe(entries[0].path)[:2] == ("Gemini CLI chat document", 7)
