@@ -34,7 +34,7 @@ def looks_like_document(head: bytes) -> bool:
     """Whether a file whose first bytes are ``head`` holds one multi-line JSON document (not JSON lines)."""
     h = head[3:] if head.startswith(b"\xef\xbb\xbf") else head
     h = h.lstrip(b" \t\r\n")
-    if not h[:1] in (b"{", b"["):
+    if h[:1] not in (b"{", b"["):
         return False
     first, sep, rest = h.partition(b"\n")
     if not sep:
