@@ -83,10 +83,16 @@ def _add_show(sub: Subparsers) -> None:
                        "One block per message, headed '#N role': N is the record's line number (for a\n"
                        "LittleGhost document, the message index). Tool calls show their id, name and\n"
                        "pretty-printed arguments; results show the id of the call they answer. Control\n"
-                       "characters are shown escaped, never sent to the terminal.",
-                       epilog="examples:\n  sessionview show tmp/session.jsonl\n  sessionview show --json s.jsonl | jq .role")
+                       "characters are shown escaped, never sent to the terminal. Records print as the\n"
+                       "file is read; the count comes at the end. A subagent's lines are indented and\n"
+                       "labelled [subagent], lines the harness put there [injected].",
+                       epilog="examples:\n  sessionview show tmp/session.jsonl\n  sessionview show s.jsonl 120:140\n"
+                       "  sessionview show --last 5 s.jsonl\n  sessionview show --json s.jsonl | jq .role")
     p.add_argument("file", help="the session file")
-    p.add_argument("--json", action="store_true", help="print one normalised JSON object per record instead")
+    p.add_argument("range", nargs="?", metavar="N:M", help="only records #N to #M (N: from #N on, :M up to #M, N alone)")
+    p.add_argument("--last", type=int, metavar="N", help="only the last N records")
+    p.add_argument("--json", action="store_true",
+                   help="print one normalised JSON object per message instead (streamed blocks merged, as in the app)")
     p.add_argument("--width", type=int, default=0, help=argparse.SUPPRESS)
     p.set_defaults(func=commands.cmd_show)
 

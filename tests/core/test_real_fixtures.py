@@ -137,3 +137,54 @@ def test_the_session_list_lists_and_describes_a_gemini_document_from_its_head(tm
     entries = list(catalog.scan(str(tmp_path)))
     assert [e.rel for e in entries] == ["session-a.json"]
     assert catalog.describe(entries[0].path)[:2] == ("Gemini CLI chat document", 7)
+
+
+# -- Claude Code ----------------------------------------------------------------------------------------
+
+
+def test_claude_code_inline_sidechain_lines_are_the_subagents_and_linked_to_the_task_call():
+    from sessionview.core.formats.claude_code import subagent_calls
+
+    s = opened("claude-code/daaain-sidechain_integrated.jsonl")
+    views = s.messages()
+    assert [v.subagent for v in views] == [None, None, "", "e1c84ba5", None]
+    assert subagent_calls(s.views()) == {"e1c84ba5": "toolu_01JA2mLseQCAW3MdwPE4qWEk"}
+    # the published file was cut short ("..."): the subagent's Grep result is not the one its call made
+    assert [(p.kind, p.number) for p in s.check()] == [("dangling tool call", 4), ("orphan tool result", 5)]
+
+
+def test_claude_code_meta_lines_and_command_wrappers_are_injected():
+    s = opened("claude-code/daaain-edge_cases.jsonl")
+    injected = [v for v in s.views() if v.injected]
+    assert injected and all(v.role == "user" for v in injected)
+    assert any("<command-name>" in v.text for v in injected)
+    assert any("<local-command-stdout>" in v.text for v in injected)
+    assert not any(v.injected for v in s.views() if v.role == "assistant")
+    catalog = opened("claude-code/agent-sessions-small-catalog.jsonl")
+    assert sum(v.injected for v in catalog.views()) >= 3
+
+
+def test_a_summary_line_with_a_message_but_no_summary_string_shows_its_text():
+    from sessionview.core.formats.claude_code import ClaudeCodeAdapter
+
+    v = ClaudeCodeAdapter().view(1, {"type": "summary", "message": {"role": "user", "content": "what happened"}})
+    assert v.label == "summary" and v.text == "what happened"
+
+
+def test_subagent_files_are_linked_to_their_parent_session():
+    from sessionview.core.formats.claude_code import agent_id_of, parent_of, subagent_files
+
+    main = REAL / "claude-code/agent-sessions-subagent-project/0a1b2c3d-4e5f-4061-8071-2a3b4c5d6e7f.jsonl"
+    subs = subagent_files(str(main))
+    assert [pathlib.Path(p).name for p in subs] == ["agent-a0ad4f44468bdf20d.jsonl"]
+    assert parent_of(subs[0]) == str(main) and agent_id_of(subs[0]) == "a0ad4f44468bdf20d"
+    assert all(v.subagent == "a0ad4f44468bdf20d" for v in open_session(subs[0]).views() if v.kind is Kind.MESSAGE)
+
+
+def test_claude_code_fixtures_have_only_the_findings_their_authors_put_there():
+    clean = ["daaain-dag_compact_after_rewind.jsonl", "daaain-representative_messages.jsonl", "simonw-sample_session.jsonl",
+             "agent-sessions-subagent-project/0a1b2c3d-4e5f-4061-8071-2a3b4c5d6e7f.jsonl"]
+    for name in clean:
+        s = opened("claude-code/" + name)
+        assert s.format == "claude-code" and s.check() == [], name
+        assert sum(v.kind is Kind.MESSAGE for v in s.views()) >= 2, name

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 
 class Kind(str, Enum):
@@ -65,6 +65,8 @@ class View:
     group: str | None = None  # merge key: consecutive views with the same group form one message
     value: Any = None  # the parsed record (or document slice), for the detail view and --json
     raw: bytes | None = None  # for INVALID/UNKNOWN views: the record's bytes (a preview when oversized)
+    subagent: str | None = None  # a subagent's line: its agent id ("" when the line names none)
+    injected: bool = False  # put there by the harness (a command wrapper, a meta line), not the user's words
 
     def __post_init__(self) -> None:
         if not self.numbers:
@@ -73,31 +75,44 @@ class View:
 
 def merge_views(views: list[View]) -> list[View]:
     """Merge consecutive views that share a ``group`` (streamed blocks of one message)."""
-    out: list[View] = []
+    return list(iter_merged(views))
+
+
+def iter_merged(views: Iterable[View]) -> Iterator[View]:
+    """:func:`merge_views` as a stream: each merged view is yielded as soon as the next one starts."""
+    prev: View | None = None
     for v in views:
-        if out and v.group is not None and out[-1].group == v.group and v.kind is Kind.MESSAGE and out[-1].kind is Kind.MESSAGE:
-            prev = out[-1]
-            text = "\n".join(t for t in (prev.text, v.text) if t)
-            reasoning = "\n".join(t for t in (prev.reasoning or "", v.reasoning or "") if t) or None
-            out[-1] = View(
-                number=prev.number,
-                kind=prev.kind,
-                role=prev.role or v.role,
-                text=text,
-                tool_calls=prev.tool_calls + v.tool_calls,
-                tool_results=prev.tool_results + v.tool_results,
-                reasoning=reasoning,
-                compaction=prev.compaction or v.compaction,
-                label=prev.label,
-                problems=prev.problems + v.problems,
-                numbers=prev.numbers + v.numbers,
-                group=prev.group,
-                value=prev.value,
-                raw=prev.raw,
-            )
-        else:
-            out.append(v)
-    return out
+        if prev is not None and v.group is not None and prev.group == v.group and v.kind is Kind.MESSAGE and prev.kind is Kind.MESSAGE:
+            prev = _merge_two(prev, v)
+            continue
+        if prev is not None:
+            yield prev
+        prev = v
+    if prev is not None:
+        yield prev
+
+
+def _merge_two(prev: View, v: View) -> View:
+    text = "\n".join(t for t in (prev.text, v.text) if t)
+    reasoning = "\n".join(t for t in (prev.reasoning or "", v.reasoning or "") if t) or None
+    return View(
+        number=prev.number,
+        kind=prev.kind,
+        role=prev.role or v.role,
+        text=text,
+        tool_calls=prev.tool_calls + v.tool_calls,
+        tool_results=prev.tool_results + v.tool_results,
+        reasoning=reasoning,
+        compaction=prev.compaction or v.compaction,
+        label=prev.label,
+        problems=prev.problems + v.problems,
+        numbers=prev.numbers + v.numbers,
+        group=prev.group,
+        value=prev.value,
+        raw=prev.raw,
+        subagent=prev.subagent,
+        injected=prev.injected,
+    )
 
 
 def block_text(content: Any) -> str:
