@@ -188,3 +188,39 @@ def test_claude_code_fixtures_have_only_the_findings_their_authors_put_there():
         s = opened("claude-code/" + name)
         assert s.format == "claude-code" and s.check() == [], name
         assert sum(v.kind is Kind.MESSAGE for v in s.views()) >= 2, name
+
+
+# -- Codex ----------------------------------------------------------------------------------------------
+
+
+def test_codex_spawn_and_wait_calls_answered_by_collab_events_are_not_dangling():
+    import json
+
+    from sessionview.core.session import JsonlSession
+
+    def line(payload, t="response_item"):
+        return json.dumps({"timestamp": "2026-04-25T19:05:06.724Z", "type": t, "payload": payload})
+
+    rows = [
+        line({"id": "t1", "timestamp": "2026-04-25T19:05:00Z", "cwd": "/"}, "session_meta"),
+        line({"type": "function_call", "name": "spawn_agent", "arguments": "{}", "call_id": "call_YOG7"}),
+        line({"type": "collab_agent_spawn_end", "call_id": "call_YOG7", "sender_thread_id": "a", "new_thread_id": "b"}, "event_msg"),
+        line({"type": "function_call", "name": "wait_agent", "arguments": "{}", "call_id": "wait-1"}),
+        line({"type": "collab_waiting_end", "call_id": "wait-1", "sender_thread_id": "a", "statuses": {}}, "event_msg"),
+        line({"type": "function_call", "name": "close_agent", "arguments": "{}", "call_id": "c-1"}),
+        line({"type": "item_completed", "item": {"type": "CollabAgentToolCall", "id": "c-1", "status": "completed"}}, "event_msg"),
+    ]
+    s = JsonlSession.from_bytes(("\n".join(rows) + "\n").encode())
+    assert s.format == "codex"
+    assert s.check() == []
+    assert s.pairing().result_of("call_YOG7") == 3 and s.pairing().result_of("c-1") == 7
+
+
+def test_codex_schema_catalog_reads_every_line_with_only_the_trimmed_ids_flagged():
+    s = opened("codex/agent-sessions-schema-catalog.jsonl")
+    assert s.format == "codex"
+    views = list(s.views())
+    assert sum(v.kind is Kind.COMPACTION for v in views) >= 6
+    assert not any(v.kind is Kind.INVALID for v in views)
+    # every call_id in this catalog is "[trimmed for fixture]", so two calls share one id
+    assert {p.kind for p in s.check()} <= {"duplicate tool call id", "schema warning"}
