@@ -165,6 +165,10 @@ def escape(text: str) -> str:
     return escape_control(text, one_line=True)
 
 
+#: problems of one kind listed before ``check`` sums up the rest (``--all`` lists every one)
+CHECK_GROUP = 20
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from sessionview.core.text import escape_control
 
@@ -178,10 +182,17 @@ def cmd_check(args: argparse.Namespace) -> int:
             worst = max(worst, exc.code)
             continue
         name = escape_control(path, one_line=True)
+        per_kind: dict[str, int] = {}
         for p in problems:
+            per_kind[p.kind] = per_kind.get(p.kind, 0) + 1
+            if not args.all and per_kind[p.kind] > CHECK_GROUP:
+                continue
             where = f"{name}:{p.number}" if p.number is not None else name
             ids = f" [{', '.join(escape_control(i, one_line=True) for i in p.ids)}]" if p.ids else ""
             out.write(f"{where}: {p.kind}{ids}: {escape_control(p.message, one_line=True)}\n")
+        for kind, n in per_kind.items():
+            if not args.all and n > CHECK_GROUP:
+                out.write(f"{name}: {kind}: {n - CHECK_GROUP} more like these ({n} in all; --all lists every one)\n")
         if problems:
             out.write(f"{name}: {len(problems)} problem{'s' if len(problems) != 1 else ''} ({session.format_title})\n")
             worst = max(worst, 1)

@@ -101,11 +101,14 @@ def _add_check(sub: Subparsers) -> None:
     p = sub.add_parser("check", help="report every problem in session files", formatter_class=_formatter,
                        description="Report every problem with its line number: invalid JSON, not UTF-8, oversized,\n"
                        "too deep, duplicate keys, partial last lines, schema warnings, dangling tool\n"
-                       "calls, orphan tool results, duplicate call ids and digest mismatches.\n\n"
+                       "calls, orphan tool results, duplicate call ids and digest mismatches; a binary file,\n"
+                       "and a file with no messages of a known format. Past 20 problems of one kind the rest\n"
+                       "are counted (--all lists them).\n\n"
                        "exit status: 0 clean, 1 problems found, 2 a file cannot be read.",
                        epilog="example:\n  sessionview check sessions/*.jsonl || echo 'needs a look'")
     p.add_argument("files", nargs="+", metavar="FILE", help="session files")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing for clean files")
+    p.add_argument("--all", action="store_true", help="list every problem (by default a kind is listed 20 times, then counted)")
     p.set_defaults(func=commands.cmd_check)
 
 

@@ -73,6 +73,13 @@ class JsonlSession(Session):
     def __len__(self) -> int:
         return len(self.doc)
 
+    def _binary(self) -> bool:
+        head = b"".join(self.doc.record(n).raw for n in range(1, min(len(self.doc), 64) + 1))[:4096]
+        if b"\0" in head:
+            return True
+        text = head.decode("utf-8", "replace")
+        return text.count("\ufffd") * 10 > len(text)
+
     def record(self, number: int) -> Record:
         return self.doc.record(number)
 

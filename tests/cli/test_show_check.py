@@ -208,3 +208,38 @@ def test_show_names_the_subagent_files_of_a_session_and_the_parent_of_a_subagent
     sub = os.path.join(main_file[:-6], "subagents", "agent-a0ad4f44468bdf20d.jsonl")
     out = run("show", sub).stdout.decode()
     assert f"subagent a0ad4f44468bdf20d of: {os.path.abspath(main_file)}" in out
+
+
+# -- check: no messages, binary files, grouped problems -------------------------------------------------
+
+
+@pytest.mark.parametrize("content", [b"[1,2,3]\n", b'{"not":"a session"}\n', b'{\n  "not": "a session"\n}\n'])
+def test_check_reports_a_file_with_no_messages_of_a_known_format(tmp_path, content):
+    p = tmp_path / "x.jsonl"
+    p.write_bytes(content)
+    r = run("check", str(p))
+    assert r.returncode == 1
+    assert b"no messages of a known format" in r.stdout and b": ok" not in r.stdout
+    assert b"invalid JSON" not in r.stdout
+
+
+def test_check_reports_binary_garbage_once_as_a_binary_file(tmp_path):
+    import random
+
+    rng = random.Random(7)
+    p = tmp_path / "x.jsonl"
+    p.write_bytes(bytes(rng.randrange(256) for _ in range(20000)))
+    out = run("check", str(p)).stdout.decode().splitlines()
+    assert [line.split(": ")[1] for line in out[:-1]] == ["binary file"]
+
+
+def test_check_groups_many_problems_of_one_kind_and_all_lists_them(tmp_path):
+    p = tmp_path / "x.jsonl"
+    p.write_bytes(b'{"role":"user","content":"hi"}\n' + b"{broken\n" * 50)
+    out = run("check", str(p)).stdout.decode().splitlines()
+    import re
+
+    assert sum(bool(re.search(r":\d+: invalid JSON: ", line)) for line in out) == 20
+    assert any("invalid JSON: 30 more like these (50 in all; --all lists every one)" in line for line in out)
+    every = run("check", "--all", str(p)).stdout.decode().splitlines()
+    assert sum(bool(re.search(r":\d+: invalid JSON: ", line)) for line in every) == 50
