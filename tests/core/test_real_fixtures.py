@@ -224,3 +224,21 @@ def test_codex_schema_catalog_reads_every_line_with_only_the_trimmed_ids_flagged
     assert not any(v.kind is Kind.INVALID for v in views)
     # every call_id in this catalog is "[trimmed for fixture]", so two calls share one id
     assert {p.kind for p in s.check()} <= {"duplicate tool call id", "schema warning"}
+
+
+# -- edits that empty a session -------------------------------------------------------------------------
+
+
+def test_truncate_keep_0_needs_force(tmp_path):
+    import pytest
+
+    from sessionview.core.edit.change import open_editable
+    from sessionview.core.edit.plan import plan_truncate
+    from sessionview.core.errors import Refused
+
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(b'{"role":"user","content":"a"}\n{"role":"assistant","content":"b"}\n')
+    s = open_editable(str(p))
+    with pytest.raises(Refused, match="empty the session"):
+        plan_truncate(s, 0)
+    assert plan_truncate(s, 0, force=True).first == 1
