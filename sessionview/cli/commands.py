@@ -95,24 +95,78 @@ def read_input(path: str, what: str) -> str:
 # show, check
 
 
+#: files up to this size are paired first, so that a call shows where its result is (bigger ones stream)
+SHOW_PAIR_FIRST = 16 * 1024 * 1024
+
+
+def show_range(args: argparse.Namespace, total: int) -> tuple[int, int]:
+    """The records ``show`` prints: a range ``N:M`` (either side may be left out), or the ``--last N``."""
+    first, last = 1, total
+    if args.range:
+        a, sep, b = args.range.partition(":")
+        try:
+            first = int(a) if a else 1
+            last = (int(b) if b else total) if sep else first
+        except ValueError:
+            raise CliError(f"{args.range}: a range is N:M (record numbers), N: or :M") from None
+        if first < 1 or last < first:
+            raise CliError(f"{args.range}: the range must run from #1 up, first to last")
+    if args.last is not None:
+        if args.last < 1:
+            raise CliError("--last needs a count of 1 or more")
+        first = max(first, last - args.last + 1)
+    return first, min(last, total)
+
+
 def cmd_show(args: argparse.Namespace) -> int:
+    from sessionview.core.doc.model import iter_merged
+    from sessionview.core.formats.claude_code import agent_id_of, parent_of, subagent_calls, subagent_files
     from sessionview.core.view import render
 
     session = open_file(args.file, digest=False)  # read-only: no SHA-256 while indexing
     out = Out()
     try:
+        first, last = show_range(args, len(session))
+        views = iter_merged(session.views(first, last))
         if args.json:
-            for view in session.views():
+            for view in views:
                 out.write(render.view_json(view) + "\n")
-        else:
-            pairing = session.pairing()
-            out.write(render.header(session) + "\n")
-            for view in session.messages():
-                out.write("\n" + render.view_text(view, pairing, width=args.width) + "\n")
+            out.flush()
+            return 0
+        size = os.path.getsize(args.file) if os.path.isfile(args.file) else 0
+        whole = first == 1 and last == len(session)
+        pairing = session.pairing() if size <= SHOW_PAIR_FIRST else render.RunningPairing()
+        calls = subagent_calls(session.views()) if session.format == "claude-code" and size <= SHOW_PAIR_FIRST else {}
+        out.write(render.header(session, count=False) + "\n")
+        parent = parent_of(args.file)
+        if parent is not None:
+            out.write(f"subagent {escape(agent_id_of(args.file) or '')} of: {escape(parent)}\n")
+        for sub in subagent_files(args.file):
+            out.write(f"subagent file: {escape(sub)}\n")
+        shown = messages = 0
+        for view in views:
+            if isinstance(pairing, render.RunningPairing):
+                pairing.see(view)
+            out.write("\n" + render.view_text(view, pairing, width=args.width, subagent_calls=calls) + "\n")
+            shown += len(view.numbers)
+            messages += 1
+        total = render.plural(len(session), "record")
+        where = total if whole else f"#{first}–#{last} of {total}"
+        out.write(f"\n{where}" + ("" if messages == shown else f" · {render.plural(messages, 'message')}") + "\n")
         out.flush()
     finally:
         session.close()
     return 0
+
+
+def escape(text: str) -> str:
+    from sessionview.core.text import escape_control
+
+    return escape_control(text, one_line=True)
+
+
+#: problems of one kind listed before ``check`` sums up the rest (``--all`` lists every one)
+CHECK_GROUP = 20
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -128,15 +182,22 @@ def cmd_check(args: argparse.Namespace) -> int:
             worst = max(worst, exc.code)
             continue
         name = escape_control(path, one_line=True)
+        per_kind: dict[str, int] = {}
         for p in problems:
+            per_kind[p.kind] = per_kind.get(p.kind, 0) + 1
+            if not args.all and per_kind[p.kind] > CHECK_GROUP:
+                continue
             where = f"{name}:{p.number}" if p.number is not None else name
             ids = f" [{', '.join(escape_control(i, one_line=True) for i in p.ids)}]" if p.ids else ""
             out.write(f"{where}: {p.kind}{ids}: {escape_control(p.message, one_line=True)}\n")
+        for kind, n in per_kind.items():
+            if not args.all and n > CHECK_GROUP:
+                out.write(f"{name}: {kind}: {n - CHECK_GROUP} more like these ({n} in all; --all lists every one)\n")
         if problems:
             out.write(f"{name}: {len(problems)} problem{'s' if len(problems) != 1 else ''} ({session.format_title})\n")
             worst = max(worst, 1)
         elif not args.quiet:
-            out.write(f"{name}: ok ({session.format_title}, {len(session)} records)\n")
+            out.write(f"{name}: ok ({session.format_title}, {len(session)} record{'' if len(session) == 1 else 's'})\n")
     out.flush()
     return worst
 

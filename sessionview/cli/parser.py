@@ -85,10 +85,16 @@ def _add_show(sub: Subparsers) -> None:
                        "One block per message, headed '#N role': N is the record's line number (for a\n"
                        "LittleGhost document, the message index). Tool calls show their id, name and\n"
                        "pretty-printed arguments; results show the id of the call they answer. Control\n"
-                       "characters are shown escaped, never sent to the terminal.",
-                       epilog="examples:\n  sessionview show tmp/session.jsonl\n  sessionview show --json s.jsonl | jq .role")
+                       "characters are shown escaped, never sent to the terminal. Records print as the\n"
+                       "file is read; the count comes at the end. A subagent's lines are indented and\n"
+                       "labelled [subagent], lines the harness put there [injected].",
+                       epilog="examples:\n  sessionview show tmp/session.jsonl\n  sessionview show s.jsonl 120:140\n"
+                       "  sessionview show --last 5 s.jsonl\n  sessionview show --json s.jsonl | jq .role")
     p.add_argument("file", help="the session file")
-    p.add_argument("--json", action="store_true", help="print one normalised JSON object per record instead")
+    p.add_argument("range", nargs="?", metavar="N:M", help="only records #N to #M (N: from #N on, :M up to #M, N alone)")
+    p.add_argument("--last", type=int, metavar="N", help="only the last N records")
+    p.add_argument("--json", action="store_true",
+                   help="print one normalised JSON object per message instead (streamed blocks merged, as in the app)")
     p.add_argument("--width", type=int, default=0, help=argparse.SUPPRESS)
     p.set_defaults(func=commands.cmd_show)
 
@@ -97,11 +103,14 @@ def _add_check(sub: Subparsers) -> None:
     p = sub.add_parser("check", help="report every problem in session files", formatter_class=_formatter,
                        description="Report every problem with its line number: invalid JSON, not UTF-8, oversized,\n"
                        "too deep, duplicate keys, partial last lines, schema warnings, dangling tool\n"
-                       "calls, orphan tool results, duplicate call ids and digest mismatches.\n\n"
+                       "calls, orphan tool results, duplicate call ids and digest mismatches; a binary file,\n"
+                       "and a file with no messages of a known format. Past 20 problems of one kind the rest\n"
+                       "are counted (--all lists them).\n\n"
                        "exit status: 0 clean, 1 problems found, 2 a file cannot be read.",
                        epilog="example:\n  sessionview check sessions/*.jsonl || echo 'needs a look'")
     p.add_argument("files", nargs="+", metavar="FILE", help="session files")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing for clean files")
+    p.add_argument("--all", action="store_true", help="list every problem (by default a kind is listed 20 times, then counted)")
     p.set_defaults(func=commands.cmd_check)
 
 

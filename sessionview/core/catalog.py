@@ -13,7 +13,7 @@ import stat
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
-from sessionview.core import formats
+from sessionview.core import formats, jsondoc
 
 SESSION_SUFFIXES = (".jsonl", ".ndjson", ".json")
 #: directories never entered (version control, dependencies, caches)
@@ -30,10 +30,19 @@ def is_session_name(name: str) -> bool:
     return name.lower().endswith(SESSION_SUFFIXES) and not name.startswith(".#")
 
 
+#: keys one of which a listed multi-line ``.json`` document names in its first bytes
+DOCUMENT_KEYS = (b'"sessionId"', b'"messages"', b'"history"')
+
+
 def looks_like_json_document(head: bytes) -> bool:
-    """A ``.json`` file is listed only when it looks like a session store document (LittleGhost)."""
+    """A ``.json`` file is listed only when it looks like a session document: a LittleGhost store document, or
+    a multi-line JSON document naming a session's keys in its first bytes (Gemini CLI, ``/chat save``...)."""
     h = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    return h.startswith(b'{"version"') or h.startswith(b'{"snapshot"') or h.startswith(b'{"messages"')
+    if h.startswith(b'{"version"') or h.startswith(b'{"snapshot"') or h.startswith(b'{"messages"'):
+        return True
+    if h.startswith(b"[") and jsondoc.looks_like_document(head):
+        return True
+    return jsondoc.looks_like_document(head) and any(k in head for k in DOCUMENT_KEYS)
 
 
 @dataclass(slots=True)
@@ -67,7 +76,7 @@ def _rel(root: str, path: str) -> str:
 def _json_ok(path: str) -> bool:
     try:
         with open(path, "rb") as f:
-            return looks_like_json_document(f.read(64))
+            return looks_like_json_document(f.read(jsondoc.HEAD_BYTES))
     except OSError:
         return False
 
@@ -154,8 +163,10 @@ def describe(path: str, should_stop: Callable[[], bool] | None = None) -> tuple[
             head = f.read(formats.HEAD_BYTES)
     except OSError as exc:
         return "?", None, exc.strerror or type(exc).__name__
-    if path.lower().endswith(".json") and looks_like_json_document(head[:64]):
+    if path.lower().endswith(".json") and looks_like_json_document(head[: jsondoc.HEAD_BYTES]):
         return _describe_document(path)
+    if jsondoc.looks_like_document(head[: jsondoc.HEAD_BYTES]):
+        return _describe_document(path)  # one JSON document in a .jsonl file: never count its lines as records
     return detect_format(head), count_lines(path, should_stop), None
 
 

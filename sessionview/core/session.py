@@ -1,7 +1,8 @@
 """Sessions: a document plus its format, giving views, problems and tool pairing.
 
-``open_session(path)`` picks the right kind: a LittleGhost Filesystem store document (one JSON document)
-or a JSONL session (every other format). ``#N`` is the 1-based line number for JSONL and the 1-based
+``open_session(path)`` picks the right kind: a LittleGhost Filesystem store document, another whole JSON
+document (:mod:`sessionview.core.jsondoc`: a Gemini CLI chat document, or one of unknown format), or a JSONL
+session (every other format). ``#N`` is the 1-based line number for JSONL and the 1-based
 message index for a LittleGhost document.
 """
 
@@ -11,7 +12,7 @@ import os
 from collections import OrderedDict
 from typing import Any, Iterator
 
-from sessionview.core import formats, littleghost
+from sessionview.core import formats, jsondoc, littleghost
 from sessionview.core.doc.document import Document, Record, Source
 from sessionview.core.doc.model import Kind, Problem, View
 from sessionview.core.doc.parse import DEFAULT_CAP, PREVIEW, Parsed, Status, nesting_depth, parse_record
@@ -36,6 +37,7 @@ class JsonlSession(Session):
         self._cache_size = cache_size
         self._stamp: tuple[Source, LoadStamp] | None = None
         self.adapter = adapter if adapter is not None else self._detect()
+        self.read_only_reason = getattr(self.adapter, "read_only", None)
 
     @property
     def stamp(self) -> LoadStamp:
@@ -70,6 +72,13 @@ class JsonlSession(Session):
 
     def __len__(self) -> int:
         return len(self.doc)
+
+    def _binary(self) -> bool:
+        head = b"".join(self.doc.record(n).raw for n in range(1, min(len(self.doc), 64) + 1))[:4096]
+        if b"\0" in head:
+            return True
+        text = head.decode("utf-8", "replace")
+        return text.count("\ufffd") * 10 > len(text)
 
     def record(self, number: int) -> Record:
         return self.doc.record(number)
@@ -157,9 +166,22 @@ def _timestamp(adapter: Adapter, value: Any) -> str | None:
         return None
 
 
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
 def open_session(path: str | os.PathLike[str], cap: int = DEFAULT_CAP, digest: bool = True) -> Session:
     """Open a session file of any supported format. ``digest=False``: for reading only (see ``Document.load``)."""
     p = os.fspath(path)
     if littleghost.looks_like_store_document(p):
         return littleghost.LittleGhostSession.load(p)
+    head = jsondoc.head_of(p)
+    if jsondoc.looks_like_document(head) and _size(p) <= jsondoc.MAX_DOCUMENT:
+        document = jsondoc.JsonDocumentSession.load(p)
+        # a document that does not parse is still one when it starts like a pretty-printed one ("{" alone)
+        if document.error is None or head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0].strip() in (b"{", b"["):
+            return document
     return JsonlSession.load(p, cap=cap, digest=digest)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from sessionview.core.doc.model import Problem, ToolCall, ToolResult, View, merge_views
+from sessionview.core.doc.model import Kind, Problem, ToolCall, ToolResult, View, merge_views
 from sessionview.core.doc.pairing import Pairing, pair
 from sessionview.core.formats.base import Adapter, Capabilities
 from sessionview.core.store.stamp import LoadStamp
@@ -67,12 +67,23 @@ class Session:
         """Every problem: per record, then tool pairing, then document-wide."""
         problems: list[Problem] = list(self.document_problems())
         views = []
+        not_utf8 = 0
         for v in self.views():
             problems.extend(v.problems)
+            not_utf8 += any(p.kind == "not UTF-8" for p in v.problems)
             views.append(_slim(v))
         problems.extend(pair(views).problems())
+        if views and not_utf8 * 2 >= len(views) and self._binary():
+            # garbage bytes, not a session with a few bad lines: one finding instead of one per "line"
+            return [Problem("binary file", f"not text: {not_utf8} of {len(views)} pieces between newlines are not UTF-8", None)]
+        if not any(v.kind in (Kind.MESSAGE, Kind.COMPACTION) for v in views) and not any(p.severity == "error" for p in problems):
+            problems.append(Problem("no messages", f"no messages of a known format ({self.format_title})", None))
         problems.sort(key=lambda p: (p.number or 0))
         return problems
+
+    def _binary(self) -> bool:
+        """Whether the file's first bytes look binary (a NUL, or mostly bytes that are not UTF-8 text)."""
+        return False
 
     @property
     def stamp(self) -> LoadStamp:

@@ -60,6 +60,7 @@ def test_registry_order_and_names():
         "codex",
         "claude-code",
         "pi",
+        "gemini",
         "littleghost-jsonl",
         "openai",
         "anthropic",

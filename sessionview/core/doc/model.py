@@ -66,6 +66,8 @@ class View:
     value: Any = None  # the parsed record (or document slice), for the detail view and --json
     raw: bytes | None = None  # for INVALID/UNKNOWN views: the record's bytes (a preview when oversized)
     timestamp: str | None = None  # when the record was written, ISO 8601, where the format records it
+    subagent: str | None = None  # a subagent's line: its agent id ("" when the line names none)
+    injected: bool = False  # put there by the harness (a command wrapper, a meta line), not the user's words
 
     def __post_init__(self) -> None:
         if not self.numbers:

@@ -49,6 +49,10 @@ def editable(session: Session) -> Editable:
 
     if isinstance(session, (JsonlSession, LittleGhostSession)):
         return session
+    if session.read_only_reason:  # a whole document read for viewing only: refuse with its reason
+        from sessionview.core.errors import Refused
+
+        raise Refused(f"{session.path}: read-only: {session.read_only_reason}")
     raise TypeError(f"a {type(session).__name__} has no records to edit")
 
 

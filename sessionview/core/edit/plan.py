@@ -104,6 +104,8 @@ def plan_truncate(session: Editable, keep: int, *, force: bool = False) -> Chang
         raise InvalidEdit("--keep must be 0 or more")
     if keep >= n:
         return Change(f"truncate to {keep} (no change)", n + 1, n, ())
+    if keep == 0 and not force:
+        raise Refused(f"--keep 0 would empty the session (all {n} records); use --force to empty it")
     _check_range(session, keep + 1, n, force)
     old = tuple(Line(r.raw, r.terminator) for r in session.doc.records(keep + 1, n))
     change = Change(f"truncate after #{keep}", keep + 1, n, (), old)

@@ -2,7 +2,7 @@
 
 Detection looks at the first parsed values of a file (:func:`detect`; :func:`detect_head` finds them in the
 first bytes of a file). Each rule applies only if the earlier ones did not
-match (see ``shared/reference/formats.md`` §9): Codex, Claude Code, pi, LittleGhost JSONL, OpenAI chat,
+match (see ``shared/reference/formats.md`` §9): Codex, Claude Code, pi, Gemini CLI JSONL, LittleGhost JSONL, OpenAI chat,
 Anthropic, Brute, and the generic adapter as the fallback.
 """
 
@@ -17,6 +17,7 @@ from sessionview.core.formats.base import Adapter
 from sessionview.core.formats.brute import BruteAdapter
 from sessionview.core.formats.claude_code import ClaudeCodeAdapter
 from sessionview.core.formats.codex import CodexAdapter
+from sessionview.core.formats.gemini import GeminiAdapter
 from sessionview.core.formats.generic import GenericAdapter
 from sessionview.core.formats.littleghost_jsonl import LittleGhostJsonlAdapter
 from sessionview.core.formats.openai import OpenAIChatAdapter
@@ -27,6 +28,7 @@ ADAPTERS: list[type[Adapter]] = [
     CodexAdapter,
     ClaudeCodeAdapter,
     PiAdapter,
+    GeminiAdapter,
     LittleGhostJsonlAdapter,
     OpenAIChatAdapter,
     AnthropicAdapter,

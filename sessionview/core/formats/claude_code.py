@@ -11,11 +11,20 @@ Compaction leaves a ``system`` line with ``subtype: "compact_boundary"`` followe
 ``isCompactSummary: true``; both become :attr:`Kind.COMPACTION` views. ``summary`` lines (session titles)
 and other known bookkeeping lines are :attr:`Kind.META`; types this adapter does not know are
 :attr:`Kind.UNKNOWN` and shown raw.
+
+Lines with ``isSidechain: true`` are a subagent's (:attr:`View.subagent` = its ``agentId``, "" when the line
+names none); the ``Task``/``Agent`` call that started it is answered by a user line whose top-level
+``agentId`` names the same agent (:func:`subagent_calls`). Current Claude Code writes a subagent's lines to
+``<session>/subagents/agent-<agentId>.jsonl`` instead (:func:`subagent_files`, :func:`parent_of`). ``isMeta``
+lines and user text wrapped in ``<command-name>``, ``<command-message>``, ``<local-command-stdout>`` or
+``<local-command-caveat>`` were put there by the harness: :attr:`View.injected`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import os
+import re
+from typing import Any, Iterable
 
 from sessionview.core.formats.anthropic import content_problems, read_blocks
 from sessionview.core.formats.base import Adapter, Capabilities, warn
@@ -35,6 +44,10 @@ META_TYPES = (
     "last-prompt",
     "pr-link",
 )
+
+
+#: user text that starts with one of these tags was written by the harness, not typed by the user
+INJECTED_TEXT = re.compile(r"\A\s*<(command-name|command-message|command-args|local-command-stdout|local-command-stderr|local-command-caveat)>")
 
 
 def is_envelope(v: Any) -> bool:
@@ -83,9 +96,13 @@ class ClaudeCodeAdapter(Adapter):
                 if details:
                     text = f"{text} ({', '.join(details)})" if text else ", ".join(details)
                 return View(number, Kind.COMPACTION, role="system", text=text, compaction="compact_boundary", label="system:compact_boundary", value=value)
-            return View(number, Kind.META, role="system", text=text, label=f"system:{subtype}" if subtype else "system", value=value)
+            label = f"system:{subtype}" if subtype else "system"
+            return View(number, Kind.META, role="system", text=text, label=label, value=value, injected=value.get("isMeta") is True)
         if t == "summary":
-            return View(number, Kind.META, text=text_of(value.get("summary")), label="summary", value=value)
+            summary = value.get("summary")
+            if not isinstance(summary, str) and isinstance(message, dict):
+                summary = read_blocks(message.get("content")).joined_text
+            return View(number, Kind.META, text=text_of(summary), label="summary", value=value)
         if t in META_TYPES:
             return View(number, Kind.META, label=label, value=value)
         return View(number, Kind.UNKNOWN, label=label, value=value)
@@ -101,6 +118,10 @@ class ClaudeCodeAdapter(Adapter):
         compaction = None
         if value.get("isCompactSummary") is True:
             kind, compaction = Kind.COMPACTION, "summary"
+        subagent = None
+        if value.get("isSidechain") is True:
+            subagent = as_str(value.get("agentId")) or ""
+        injected = value.get("isMeta") is True or (t == "user" and bool(INJECTED_TEXT.match(blocks.joined_text)))
         return View(
             number,
             kind,
@@ -112,6 +133,8 @@ class ClaudeCodeAdapter(Adapter):
             compaction=compaction,
             group=group,
             value=value,
+            subagent=subagent,
+            injected=injected,
         )
 
     def schema_problems(self, number: int, value: Any) -> list[Problem]:
@@ -126,3 +149,51 @@ class ClaudeCodeAdapter(Adapter):
                 return [warn(number, f"a {t} line needs a message object")]
             return content_problems(number, message.get("role"), message.get("content"))
         return []
+
+
+# -- subagents ---------------------------------------------------------------------------------------
+
+
+def subagent_calls(views: Iterable[View]) -> dict[str, str]:
+    """``{agentId: the id of the Task/Agent call that started it}``: read from the main chain's user lines that
+    answer a call and name the agent (top-level ``agentId``)."""
+    out: dict[str, str] = {}
+    for v in views:
+        value = v.value
+        if v.subagent is not None or not isinstance(value, dict) or not v.tool_results:
+            continue
+        agent = as_str(value.get("agentId"))
+        if agent is None:
+            tur = value.get("toolUseResult")
+            agent = as_str(tur.get("agentId")) if isinstance(tur, dict) else None
+        if agent and v.tool_results[0].call_id:
+            out.setdefault(agent, v.tool_results[0].call_id)
+    return out
+
+
+def subagent_files(path: str) -> list[str]:
+    """The subagent files of the main session file ``path``: ``<path without .jsonl>/subagents/agent-*.jsonl``."""
+    folder = os.path.join(os.path.splitext(path)[0], "subagents")
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.startswith("agent-") and n.endswith(".jsonl"))
+    except OSError:
+        return []
+    return [os.path.join(folder, n) for n in names]
+
+
+def parent_of(path: str) -> str | None:
+    """The main session file of a subagent file ``<session>/subagents/agent-<id>.jsonl`` (when it exists)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    name = os.path.basename(path)
+    if os.path.basename(folder) != "subagents" or not name.startswith("agent-"):
+        return None
+    parent = os.path.dirname(folder) + ".jsonl"
+    return parent if os.path.isfile(parent) else None
+
+
+def agent_id_of(path: str) -> str | None:
+    """The agent id a subagent file's name carries (``agent-<id>.jsonl``)."""
+    name = os.path.basename(path)
+    if name.startswith("agent-") and name.endswith(".jsonl"):
+        return name[len("agent-") : -len(".jsonl")] or None
+    return None

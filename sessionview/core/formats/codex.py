@@ -10,7 +10,9 @@ maybe encrypted content), ``function_call`` (``arguments`` is a JSON *string*, k
 :attr:`ToolCall.raw_arguments`), ``function_call_output`` (linked by ``call_id``), ``custom_tool_call`` and
 its ``_output``, ``local_shell_call`` (answered by a ``function_call_output``), ``web_search_call``,
 ``ghost_snapshot`` and ``compaction``. ``compacted`` lines are compaction dividers; ``session_meta``,
-``turn_context`` and ``event_msg`` lines are META (the events repeat what the response items say).
+``turn_context`` and ``event_msg`` lines are META (the events repeat what the response items say). The
+``collab_*_end`` events and a ``CollabAgentToolCall``'s ``item_completed`` answer a ``spawn_agent``,
+``wait_agent``... call by its ``call_id`` (codex-rs protocol, ``legacy_events.rs``), so they carry a result.
 """
 
 from __future__ import annotations
@@ -27,6 +29,23 @@ ENVELOPE_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", 
 
 def is_envelope(v: Any) -> bool:
     return isinstance(v, dict) and isinstance(v.get("type"), str) and "timestamp" in v and "payload" in v
+
+
+#: ``event_msg`` types that end a collaboration call (spawn_agent, wait_agent, send_input, close, resume)
+COLLAB_END = ("collab_agent_spawn_end", "collab_waiting_end", "collab_agent_interaction_end", "collab_close_end", "collab_resume_end")
+
+
+def _event_answer(p: dict[str, Any]) -> tuple[ToolResult, ...]:
+    """The answer an ``event_msg`` gives a call: the ``collab_*_end`` events, and ``item_completed`` of a
+    ``CollabAgentToolCall`` (whose ``item.id`` is the call id), answer ``spawn_agent``/``wait_agent``... calls."""
+    sub = p.get("type")
+    if sub in COLLAB_END and isinstance(p.get("call_id"), str):
+        status = p.get("status")
+        return (ToolResult(p["call_id"], compact(status) if status is not None else str(sub), None),)
+    item = p.get("item")
+    if sub == "item_completed" and isinstance(item, dict) and item.get("type") == "CollabAgentToolCall" and isinstance(item.get("id"), str):
+        return (ToolResult(item["id"], as_str(item.get("status")) or "", item.get("status") == "failed"),)
+    return ()
 
 
 def is_legacy_header(v: Any) -> bool:
@@ -152,7 +171,8 @@ class CodexAdapter(Adapter):
                     if isinstance(p.get(key), str):
                         text = p[key]
                         break
-            return View(number, Kind.META, text=text, label=f"event_msg:{sub}" if sub else "event_msg", value=value)
+            results = _event_answer(p) if isinstance(p, dict) else ()
+            return View(number, Kind.META, text=text, label=f"event_msg:{sub}" if sub else "event_msg", tool_results=results, value=value)
         return View(number, Kind.UNKNOWN, label=t, value=value)
 
     def _item(self, number: int, p: dict[str, Any], value: dict[str, Any]) -> View:

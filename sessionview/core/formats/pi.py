@@ -1,7 +1,10 @@
 """pi coding agent session JSONL (``~/.pi/agent/sessions/--<cwd>--/<timestamp>_<uuid>.jsonl``).
 
-Line 1 is a header ``{"type": "session", "version", "id", "timestamp", "cwd"}``. Every other line is an
-entry with ``type``, ``id``, ``parentId`` and ``timestamp`` (entries form a tree). ``message`` entries hold
+Line 1 is a header ``{"type": "session", "version", "id", "timestamp", "cwd"}`` (v2, v3). Version 1 headers,
+which pi still migrates, have no ``version``: ``{"type": "session", "id", "timestamp", "cwd"}``, and the oldest
+add ``provider``, ``modelId``, ``thinkingLevel`` and ``branchedFrom``; their entries have no ``id``/``parentId``
+and their compactions name ``firstKeptEntryIndex`` instead of ``firstKeptEntryId``. From v2 on, every other
+line is an entry with ``type``, ``id``, ``parentId`` and ``timestamp`` (entries form a tree). ``message`` entries hold
 ``{"message": {"role": user|assistant|toolResult|bashExecution|custom|branchSummary|compactionSummary, ...}}``;
 assistant content mixes ``text``, ``thinking`` and ``toolCall{id,name,arguments}`` blocks; a ``toolResult``
 carries ``toolCallId``, ``toolName``, ``content`` and ``isError``. ``compaction`` and ``branch_summary``
@@ -19,6 +22,15 @@ from sessionview.core.doc.model import Kind, Problem, ToolCall, ToolResult, View
 
 META_TYPES = ("session", "model_change", "thinking_level_change", "label", "session_info", "custom")
 ROLES = ("user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary")
+
+
+def is_header(value: Any) -> bool:
+    """Whether ``value`` is a pi session header, of any layout pi still migrates (v1 has no ``version``)."""
+    if not isinstance(value, dict) or value.get("type") != "session":
+        return False
+    if "version" in value:
+        return True
+    return isinstance(value.get("id"), str) and isinstance(value.get("timestamp"), str) and "cwd" in value
 
 
 def _blocks(content: Any) -> tuple[str, list[ToolCall], str | None]:
@@ -65,8 +77,7 @@ class PiAdapter(Adapter):
     def detect(cls, values: list[Any]) -> bool:
         if not values:
             return False
-        first = values[0]
-        return isinstance(first, dict) and first.get("type") == "session" and "version" in first
+        return is_header(values[0])
 
     @guarded
     def view(self, number: int, value: Any) -> View:
@@ -93,7 +104,13 @@ class PiAdapter(Adapter):
     @staticmethod
     def _meta_text(t: str, v: dict[str, Any]) -> str:
         if t == "session":
-            return ", ".join(f"{k}: {v[k]}" for k in ("cwd", "version") if isinstance(v.get(k), (str, int)))
+            parts = [f"{k}: {v[k]}" for k in ("cwd", "version") if isinstance(v.get(k), (str, int))]
+            if "version" not in v:
+                parts.append("version: 1 (no version field)")
+            model = "/".join(s for s in (as_str(v.get("provider")), as_str(v.get("modelId"))) if s)
+            if model:
+                parts.append(f"model: {model}")
+            return ", ".join(parts)
         if t == "model_change":
             return "/".join(s for s in (as_str(v.get("provider")), as_str(v.get("modelId"))) if s)
         if t == "thinking_level_change":

@@ -21,9 +21,35 @@ INDENT = "    "
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 
 
-def header(session: Any) -> str:
+def plural(n: int, word: str) -> str:
+    """``1 record``, ``2 records``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def header(session: Any, count: bool = True) -> str:
+    """``path · format · N records``; without the count when printing as the file is read (``count=False``)."""
     path = escape_control(session.path or "-", one_line=True)
-    return f"{path} · {session.format_title} · {len(session)} records"
+    text = f"{path} · {session.format_title}"
+    if count:
+        text += f" · {plural(len(session), 'record')}"
+    if getattr(session, "read_only_reason", None):
+        text += f"\nread-only: {escape_control(session.read_only_reason, one_line=True)}"
+    return text
+
+
+class RunningPairing(Pairing):
+    """Pairing as a file is read front to back: a result knows its call; a call does not yet know its result."""
+
+    partial = True
+
+    def see(self, view: View) -> None:
+        for call in view.tool_calls:
+            if call.id is not None and call.id not in self.calls:
+                self.calls[call.id] = view.number
+                self.names[call.id] = call.name
+        for result in view.tool_results:
+            if result.call_id is not None and result.call_id in self.calls:
+                self.results.setdefault(result.call_id, []).append(view.number)
 
 
 def _indent(text: str, prefix: str = INDENT) -> str:
@@ -51,7 +77,7 @@ def _finite(value: Any) -> Any:
 
 def _number_label(view: View) -> str:
     if len(view.numbers) > 1:
-        return f"#{view.number} (lines {view.numbers[0]}-{view.numbers[-1]})"
+        return f"#{view.number} (lines {view.numbers[0]}–{view.numbers[-1]})"
     return f"#{view.number}"
 
 
@@ -60,7 +86,32 @@ def when(view: View) -> str:
     return f"  @ {escape_control(view.timestamp, one_line=True)}" if view.timestamp else ""
 
 
-def view_text(view: View, pairing: Pairing | None = None, width: int = 0) -> str:
+def _marks(view: View, subagent_calls: dict[str, str] | None) -> str:
+    """The labels of a subagent's view and of what the harness injected."""
+    marks = ""
+    if view.subagent is not None:
+        agent = escape_control(view.subagent, one_line=True)
+        call = (subagent_calls or {}).get(view.subagent or "")
+        marks += f"  [subagent{' ' + agent if agent else ''}{' · Task call ' + escape_control(call, one_line=True) if call else ''}]"
+    if view.injected:
+        marks += "  [injected]"
+    return marks
+
+
+def view_text(view: View, pairing: Pairing | None = None, width: int = 0, subagent_calls: dict[str, str] | None = None) -> str:
+    """A view as plain text. A subagent's view is indented and labelled (``subagent_calls``: agent id → the id
+    of the call that started it); a view the harness injected is labelled ``[injected]``."""
+    text = _view_text(view, pairing)
+    marks = _marks(view, subagent_calls)
+    if marks:
+        first, sep, rest = text.partition("\n")
+        text = first + marks + sep + rest
+    if view.subagent is not None:
+        text = _indent(text, "  | ")
+    return text
+
+
+def _view_text(view: View, pairing: Pairing | None) -> str:
     lines: list[str] = []
     esc = escape_control
     if view.kind is Kind.INVALID:
@@ -101,7 +152,10 @@ def view_text(view: View, pairing: Pairing | None = None, width: int = 0) -> str
     for call in view.tool_calls:
         cid = esc(call.id or "(no id)", one_line=True)
         result_at = pairing.result_of(call.id) if (pairing and call.id) else None
-        link = f" -> result #{result_at}" if result_at is not None else " (no result)"
+        if result_at is not None:
+            link = f" -> result #{result_at}"
+        else:
+            link = "" if getattr(pairing, "partial", False) else " (no result)"
         lines.append(f"{INDENT}-> tool call {esc(call.name, one_line=True)} [{cid}]{link}")
         args = call.arguments
         if args is None and call.raw_arguments is not None:
@@ -116,6 +170,12 @@ def view_text(view: View, pairing: Pairing | None = None, width: int = 0) -> str
 def view_dict(view: View) -> dict[str, Any]:
     out: dict[str, Any] = {"n": view.number, "kind": view.kind.value}
     out["timestamp"] = view.timestamp  # ISO 8601, or None where the format records no time
+    if len(view.numbers) > 1:
+        out["numbers"] = list(view.numbers)
+    if view.subagent is not None:
+        out["subagent"] = view.subagent
+    if view.injected:
+        out["injected"] = True
     if view.role is not None:
         out["role"] = view.role
     if view.label is not None:

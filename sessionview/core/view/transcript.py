@@ -19,7 +19,7 @@ from typing import Callable, Iterator
 
 import orjson
 
-from sessionview.core import catalog, formats
+from sessionview.core import catalog, formats, jsondoc
 from sessionview.core.doc.document import Document, Record, Source, preader
 from sessionview.core.doc.linescan import ScanLimit
 from sessionview.core.doc.model import Kind, View
@@ -37,18 +37,13 @@ _BIG_DIGITS = re.compile(rb"\d{19}")
 
 
 def open_document_session(path: str, max_size: int | None = None) -> Session | None:
-    """A whole-document session (LittleGhost store file) for ``path``, or None for a line file."""
-    if not path.lower().endswith(".json"):
+    """A whole-document session (LittleGhost store file, another JSON document) for ``path``, or None for a
+    line file."""
+    head = jsondoc.head_of(path)
+    if not jsondoc.looks_like_document(head) and not (path.lower().endswith(".json") and catalog.looks_like_json_document(head)):
         return None
     if max_size is not None and os.path.getsize(path) > max_size:
         raise ScanLimit("a big document: open it in a thread")
-    try:
-        with open(path, "rb") as f:
-            head = f.read(64)
-    except OSError:
-        return None
-    if not catalog.looks_like_json_document(head):
-        return None
     session = open_session(path)
     return None if isinstance(session, JsonlSession) else session
 
