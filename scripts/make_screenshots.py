@@ -62,7 +62,7 @@ async def session_ready(pilot) -> None:
 
 
 async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
-    from sessionview.ui.launch import SessionViewApp
+    from sessionview.ui.app import SessionViewApp
     from sessionview.ui.screens.browser import BrowserScreen
 
     written: list[Path] = []
@@ -123,8 +123,8 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
         save(app, "help.svg")
 
     # 6. editing: the message editor, then a compaction's preview and its diff (nothing is written)
-    from sessionview.ui.screens.confirm import PreviewScreen
-    from sessionview.ui.screens.edit import CompactScreen, EditorScreen
+    from sessionview.ui.dialogs.confirm import PreviewScreen
+    from sessionview.ui.dialogs.edit import CompactScreen, EditorScreen
 
     app = SessionViewApp("sessions/brute-session.jsonl", clock=clock)
     async with app.run_test(size=size) as pilot:
@@ -145,7 +145,7 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
         await wait_for(pilot, lambda: editor.error)
         await pilot.pause()
         save(app, "editor.svg")
-        from sessionview.ui.screens.confirm import ConfirmScreen
+        from sessionview.ui.dialogs.confirm import ConfirmScreen
 
         await pilot.press("escape")  # the text was changed: it asks first
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))

@@ -75,3 +75,8 @@ def sanitize_std_fds() -> None:
         sys.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
     if sys.stderr is None:
         sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
+
+
+def status(message: str) -> None:
+    """A status line on stderr (escaped). Never raises: the work it reports is done."""
+    err(message)

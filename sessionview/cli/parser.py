@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from sessionview.cli import commands
+from sessionview.cli import commands, writing
 from sessionview.cli.output import PROG
 
 if TYPE_CHECKING:
@@ -135,7 +135,7 @@ def _add_edit(sub: Subparsers) -> None:
     g.add_argument("--content-file", metavar="F", help="set the message's text from a file (- for stdin)")
     g.add_argument("--json", metavar="JSON", help="replace the whole message with this JSON object")
     _write_flags(p)
-    p.set_defaults(func=commands.cmd_edit)
+    p.set_defaults(func=writing.cmd_edit)
 
 
 def _add_delete(sub: Subparsers) -> None:
@@ -144,7 +144,7 @@ def _add_delete(sub: Subparsers) -> None:
                "examples:\n  sessionview delete s.jsonl 12\n  sessionview delete s.jsonl 12:20 --dry-run")
     p.add_argument("range", metavar="N[:M]", help="a record number or an inclusive range")
     _write_flags(p)
-    p.set_defaults(func=commands.cmd_delete)
+    p.set_defaults(func=writing.cmd_delete)
 
 
 def _add_truncate(sub: Subparsers) -> None:
@@ -152,7 +152,7 @@ def _add_truncate(sub: Subparsers) -> None:
                "example:\n  sessionview truncate s.jsonl --keep 40")
     p.add_argument("--keep", type=int, required=True, metavar="N", help="how many records to keep")
     _write_flags(p)
-    p.set_defaults(func=commands.cmd_truncate)
+    p.set_defaults(func=writing.cmd_truncate)
 
 
 def _add_compact(sub: Subparsers) -> None:
@@ -173,7 +173,7 @@ def _add_compact(sub: Subparsers) -> None:
     p.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
                    help="stop the summarizer after this long (default 120); nothing is written")
     _write_flags(p)
-    p.set_defaults(func=commands.cmd_compact)
+    p.set_defaults(func=writing.cmd_compact)
 
 
 def _add_history(sub: Subparsers) -> None:
@@ -181,7 +181,7 @@ def _add_history(sub: Subparsers) -> None:
                "Backups live under $XDG_STATE_HOME/sessionview/backups (default ~/.local/state/...),\n"
                "or under $SESSIONVIEW_STATE_DIR when it is set; never next to the session files.",
                "example:\n  sessionview history s.jsonl")
-    p.set_defaults(func=commands.cmd_history)
+    p.set_defaults(func=writing.cmd_history)
 
 
 def _add_undo(sub: Subparsers) -> None:
@@ -190,7 +190,7 @@ def _add_undo(sub: Subparsers) -> None:
                "example:\n  sessionview undo s.jsonl")
     p.add_argument("--dry-run", action="store_true", help="print a unified diff of the file and write nothing")
     p.add_argument("--force", action="store_true", help="override the check for another writer")
-    p.set_defaults(func=commands.cmd_undo)
+    p.set_defaults(func=writing.cmd_undo)
 
 
 def _add_prune(sub: Subparsers) -> None:
@@ -210,7 +210,7 @@ def _add_prune(sub: Subparsers) -> None:
     p.add_argument("--max-bytes", type=_size_arg, metavar="SIZE",
                    help="all backups together, e.g. 2GiB or 500MiB (default: backups_max_bytes)")
     p.add_argument("--dry-run", action="store_true", help="list what would be removed and remove nothing")
-    p.set_defaults(func=commands.cmd_prune)
+    p.set_defaults(func=writing.cmd_prune)
 
 
 def _add_serve(sub: Subparsers) -> None:

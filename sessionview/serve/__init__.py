@@ -30,20 +30,25 @@ is one clear line rather than a traceback.
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 
 REQUIRED = {"textual_serve", "aiohttp", "aiohttp_jinja2", "jinja2"}
 NEEDS = "sessionview depends on textual-serve and aiohttp: reinstall it (pip install -e .)"
 
 
-def serve(
-    path: str,
-    *,
-    host: str = "127.0.0.1",
-    port: int = 8765,
-    public: bool = False,
-    allow_write: bool = False,
-    max_sessions: int = 4,
-) -> int:
+@dataclass(frozen=True, slots=True)
+class ServeOptions:
+    """What ``sessionview serve`` was asked for, passed whole from the command line to the server."""
+
+    path: str  # a directory of sessions, or one file
+    host: str = "127.0.0.1"
+    port: int = 8765  # 0: any free port
+    public: bool = False  # allow a non-loopback --host
+    allow_write: bool = False  # the apps may edit sessions
+    max_sessions: int = 4  # app processes at once
+
+
+def serve(options: ServeOptions) -> int:
     """Serve the app on PATH (a directory of sessions or one file) until Ctrl+C. Returns the exit status."""
     try:
         from sessionview.serve import server as serve_server
@@ -54,6 +59,4 @@ def serve(
         sys.stderr.write(f"sessionview: serve needs {missing}, which is not installed; {NEEDS}\n")
         sys.stderr.flush()
         return 2
-    return serve_server.run(
-        path, host=host, port=port, public=public, allow_write=allow_write, max_sessions=max_sessions
-    )
+    return serve_server.run(options)

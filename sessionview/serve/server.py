@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import ipaddress
 import os
 import re
 import secrets
@@ -14,21 +13,20 @@ import shlex
 import signal
 import socket
 import sys
-from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import aiohttp_jinja2
 import jinja2
 from aiohttp import web
-from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
 
 from sessionview.core.text import escape_control
+from sessionview.serve import ServeOptions
+from sessionview.serve.addresses import ServeError, authority, host_name, ip_of, is_loopback, is_wildcard
+from sessionview.serve.apps import QUIT_GRACE, TERM_GRACE, AppProcess, Stats, app_argv
 
 PROG = "sessionview"
 TOKEN_PARAM = "token"
-QUIT_GRACE = 3.0  # seconds an app has to quit by itself once its socket closed
-TERM_GRACE = 2.0  # seconds between SIGTERM and SIGKILL
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # the server stops its apps, then exits
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 EXTERNAL_LINK = re.compile(r"<link\b[^>]*\bhref=\"https?://[^>]*>", re.IGNORECASE)  # the template's web font
@@ -52,177 +50,6 @@ FOCUS_SCRIPT = """<script>
 </script>
 """
 
-
-class ServeError(Exception):
-    """A one-line usage error (exit status 2)."""
-
-
-# --------------------------------------------------------------------------------------------------
-# addresses
-
-
-def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    try:
-        ip = ipaddress.ip_address(text.strip("[]").split("%", 1)[0])
-    except ValueError:
-        return None
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        return ip.ipv4_mapped
-    return ip
-
-
-def _host_name(ip_or_name: str) -> str:
-    """How a host appears in a URL or a Host header: IPv6 in brackets, names in lower case."""
-    ip = _ip(ip_or_name)
-    if ip is None:
-        return ip_or_name.lower().rstrip(".")
-    return f"[{ip.compressed}]" if ip.version == 6 else ip.compressed
-
-
-def is_loopback(host: str) -> bool:
-    """True for 127.0.0.0/8, ::1 and ``localhost``; a name is loopback if all its addresses are."""
-    if host.lower().rstrip(".") == "localhost":
-        return True
-    ip = _ip(host)
-    if ip is not None:
-        return ip.is_loopback
-    try:
-        infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
-    except OSError:
-        return False
-    ips = [_ip(str(info[4][0])) for info in infos]
-    return bool(ips) and all(ip is not None and ip.is_loopback for ip in ips)
-
-
-def is_wildcard(host: str) -> bool:
-    ip = _ip(host)
-    return ip is not None and ip.is_unspecified
-
-
-def _authority(name: str, port: int) -> str:
-    return name if port == 80 else f"{name}:{port}"
-
-
-# --------------------------------------------------------------------------------------------------
-# the app process
-
-
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """Linux: SIGTERM the app if the server dies without cleaning up (SIGKILL, a crash)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except Exception:
-        pass
-
-
-class AppProcess(AppService):
-    """textual-serve's ``AppService``, run from an argv (no shell) in its own process group, and
-    stopped for sure: asked to quit, then SIGTERM, then SIGKILL, and always reaped."""
-
-    def __init__(self, argv: Sequence[str], *, on_spawn: Callable[["AppProcess"], None], **kwargs: Any) -> None:
-        super().__init__(shlex.join(argv), **kwargs)
-        self.argv = list(argv)
-        self.on_spawn = on_spawn
-        self._stop_lock = asyncio.Lock()
-
-    @property
-    def process(self) -> asyncio.subprocess.Process | None:
-        return self._process
-
-    async def _open_app_process(self, width: int = 80, height: int = 24) -> asyncio.subprocess.Process:
-        environment = self._build_environment(width=width, height=height)
-        process = await asyncio.create_subprocess_exec(
-            *self.argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=environment,
-            start_new_session=True,  # its own process group: stopped as a whole, untouched by the terminal's ^C
-            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
-        )
-        self._process = process
-        self._stdin = process.stdin
-        self.on_spawn(self)
-        return process
-
-    async def run(self) -> None:
-        try:
-            await super().run()
-        finally:
-            # the app ended (quit, crash): close the browser's socket, so the page says so
-            try:
-                await self.remote_close()
-            except Exception:
-                pass
-
-    async def stop(self) -> None:
-        async with self._stop_lock:
-            process = self._process
-            task = self._task
-            if task is not None and not task.done():
-                await self._download_manager.cancel_app_downloads(app_service_id=self.app_service_id)
-                if self._stdin is not None and process is not None and process.returncode is None:
-                    await self.send_meta({"type": "quit"})
-                try:
-                    await asyncio.wait_for(asyncio.shield(task), QUIT_GRACE)
-                except (asyncio.TimeoutError, Exception):
-                    pass
-            if process is not None:
-                await self._reap(process)
-            if task is not None and not task.done():
-                task.cancel()
-                try:
-                    await task
-                except BaseException:
-                    pass
-            self._task = None
-
-    async def _reap(self, process: asyncio.subprocess.Process) -> None:
-        if process.returncode is None:
-            self._signal(process, signal.SIGTERM)
-            try:
-                await asyncio.wait_for(process.wait(), TERM_GRACE)
-            except asyncio.TimeoutError:
-                self._signal(process, signal.SIGKILL)
-        await process.wait()
-        # whatever else is left in its group (the app's own children)
-        self._signal(process, signal.SIGKILL)
-
-    @staticmethod
-    def _signal(process: asyncio.subprocess.Process, sig: int) -> None:
-        try:
-            os.killpg(process.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            if process.returncode is None:
-                try:
-                    process.send_signal(sig)
-                except ProcessLookupError:
-                    pass
-
-
-# --------------------------------------------------------------------------------------------------
-# the server
-
-
-@dataclass
-class Stats:
-    """What the server did, for tests and for the log."""
-
-    spawned: int = 0  # app processes started, ever
-    reaped: int = 0  # app processes stopped and waited for
-    refused: dict[int, int] = field(default_factory=dict)  # HTTP status -> count
-    pids: list[int] = field(default_factory=list)  # every app process id, in order
-
-
-def app_argv(path: str, *, read_only: bool) -> list[str]:
-    """The command that runs the TUI for one browser tab."""
-    argv = [sys.executable, "-m", "sessionview"]
-    if read_only:
-        argv.append("--read-only")
-    argv.append(os.path.abspath(path))
-    return argv
 
 
 class SessionViewServer(Server):
@@ -283,10 +110,10 @@ class SessionViewServer(Server):
     @property
     def base_url(self) -> str:
         if is_wildcard(self.host):
-            name = _host_name(socket.gethostname())
+            name = host_name(socket.gethostname())
         else:
-            name = _host_name(self.host)
-        return f"http://{_authority(name, self.port)}"
+            name = host_name(self.host)
+        return f"http://{authority(name, self.port)}"
 
     def _compute_allowed(self) -> frozenset[str]:
         names: set[str] = set()
@@ -294,17 +121,17 @@ class SessionViewServer(Server):
             names.update(LOOPBACK_NAMES)
         if is_wildcard(self.host):
             for name in (socket.gethostname(), socket.getfqdn()):
-                if name and not _host_name(name).startswith("localhost"):  # loopback names: only on loopback
-                    names.add(_host_name(name))
+                if name and not host_name(name).startswith("localhost"):  # loopback names: only on loopback
+                    names.add(host_name(name))
         else:
-            names.add(_host_name(self.host))
-            if _ip(self.host) is None:  # a name: its addresses too
+            names.add(host_name(self.host))
+            if ip_of(self.host) is None:  # a name: its addresses too
                 try:
                     for info in socket.getaddrinfo(self.host, None, type=socket.SOCK_STREAM):
-                        names.add(_host_name(str(info[4][0])))
+                        names.add(host_name(str(info[4][0])))
                 except OSError:
                     pass
-        return frozenset(_authority(n, self.port) for n in names)
+        return frozenset(authority(n, self.port) for n in names)
 
     def allowed_hosts(self, request: web.Request | None = None) -> frozenset[str]:
         """``host:port`` values that name this server (for Host, and for Origin after ``http://``)."""
@@ -313,11 +140,11 @@ class SessionViewServer(Server):
             # bound to every address: the address this connection reached is a name of this server
             sockname = request.transport.get_extra_info("sockname") if request.transport else None
             if sockname:
-                local = _ip(str(sockname[0]))
-                extra = {_host_name(str(sockname[0]))}
+                local = ip_of(str(sockname[0]))
+                extra = {host_name(str(sockname[0]))}
                 if local is not None and local.is_loopback:
                     extra.update(LOOPBACK_NAMES)
-                allowed = allowed | {_authority(n, self.port) for n in extra}
+                allowed = allowed | {authority(n, self.port) for n in extra}
         return allowed
 
     def host_ok(self, request: web.Request) -> bool:
@@ -511,7 +338,7 @@ async def _serve(server: SessionViewServer) -> int:
     try:
         url = await server.start()
     except OSError as exc:
-        _err(f"cannot listen on {_host_name(server.host)}:{server.port}: {exc.strerror or exc}")
+        _err(f"cannot listen on {host_name(server.host)}:{server.port}: {exc.strerror or exc}")
         return 2
     loop = asyncio.get_running_loop()
     done = asyncio.Event()
@@ -523,7 +350,7 @@ async def _serve(server: SessionViewServer) -> int:
     mode = "read-only (--allow-write to edit)" if server.read_only else "WRITABLE: the app can edit sessions"
     if server.public:
         _err(
-            f"warning: serving on {_host_name(server.host)}:{server.port}, reachable from the network over plain "
+            f"warning: serving on {host_name(server.host)}:{server.port}, reachable from the network over plain "
             "HTTP (not encrypted): anyone who can reach it and sees the token can use the app"
             + ("" if server.read_only else " and edit sessions")
             + "; an SSH tunnel to a loopback server is safer"
@@ -548,19 +375,16 @@ async def _serve(server: SessionViewServer) -> int:
     return 0
 
 
-def run(
-    path: str,
-    *,
-    host: str = "127.0.0.1",
-    port: int = 8765,
-    public: bool = False,
-    allow_write: bool = False,
-    max_sessions: int = 4,
-) -> int:
-    """Serve the app on PATH (a directory of sessions or one file) until Ctrl+C. Returns the exit status."""
+def run(options: ServeOptions) -> int:
+    """Serve the app on ``options.path`` (a directory of sessions or one file) until Ctrl+C. Returns the exit status."""
     try:
         server = SessionViewServer(
-            path, host=host, port=port, public=public, allow_write=allow_write, max_sessions=max_sessions
+            options.path,
+            host=options.host,
+            port=options.port,
+            public=options.public,
+            allow_write=options.allow_write,
+            max_sessions=options.max_sessions,
         )
     except ServeError as exc:
         _err(str(exc))

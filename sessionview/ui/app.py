@@ -108,7 +108,7 @@ class SessionViewApp(App[int]):
             self._config_problems(problems, config.path or config_path())
 
     def _config_problems(self, problems: list[str], path: str) -> None:
-        from sessionview.ui.screens.modal import NoticeScreen
+        from sessionview.ui.dialogs.modal import NoticeScreen
 
         lines = [escape_control(p, one_line=True) for p in problems]
         lines.append("")
@@ -117,11 +117,11 @@ class SessionViewApp(App[int]):
         self.call_after_refresh(self.push_screen, NoticeScreen(title, lines))
 
     def action_help(self) -> None:
-        from sessionview.ui.screens.help import HelpScreen, action_rows
+        from sessionview.ui.dialogs.help import HelpScreen, action_rows
 
         if isinstance(self.screen, HelpScreen):
             return
-        from sessionview.ui.screens.help import READ_ONLY_NOTE
+        from sessionview.ui.dialogs.help import READ_ONLY_NOTE
 
         note = READ_ONLY_NOTE if getattr(self.screen, "read_only", False) else ""
         self.push_screen(HelpScreen(action_rows(self.screen), note=note))
@@ -132,11 +132,11 @@ class SessionViewApp(App[int]):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """The palette lists every action of the current screen (the same list as the help screen)."""
-        from sessionview.ui.screens.help import action_rows
+        from sessionview.ui.dialogs.help import action_rows
 
         yield from super().get_system_commands(screen)
         seen: set[tuple[object, str]] = set()
-        for key, active in screen.active_bindings.items():
+        for active in screen.active_bindings.values():
             b = active.binding
             if not b.description or b.action in ("command_palette",) or (active.node, b.action) in seen:
                 continue

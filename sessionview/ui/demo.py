@@ -28,7 +28,8 @@ def prepare(directory: str, now: float | None = None) -> list[str]:
 def run_demo() -> int:
     """Open the app on a temporary copy of the examples while a simulated agent writes a Brute session."""
     from sessionview.demo.agent import SimulatedAgent
-    from sessionview.ui.launch import SessionViewApp, _trust_the_terminal_size  # noqa: F401
+    from sessionview.ui.app import SessionViewApp
+    from sessionview.ui.launch import _trust_the_terminal_size
 
     directory = tempfile.mkdtemp(prefix="sessionview-demo-")
     agent = None

@@ -17,10 +17,10 @@ def _classes() -> list[type]:
     from textual.dom import DOMNode
 
     import sessionview.ui.screens.browser  # noqa: F401
-    import sessionview.ui.screens.confirm  # noqa: F401
-    import sessionview.ui.screens.edit  # noqa: F401
-    import sessionview.ui.screens.help  # noqa: F401
-    import sessionview.ui.screens.history  # noqa: F401
+    import sessionview.ui.dialogs.confirm  # noqa: F401
+    import sessionview.ui.dialogs.edit  # noqa: F401
+    import sessionview.ui.dialogs.help  # noqa: F401
+    import sessionview.ui.dialogs.history  # noqa: F401
     import sessionview.ui.screens.session  # noqa: F401
 
     found: list[type] = []

@@ -1,8 +1,7 @@
-"""Entry points of the user interface: ``run(path)`` and ``SessionViewApp``.
+"""The entry point of the user interface: ``run(path)`` (the App itself is :mod:`sessionview.ui.app`).
 
 This module imports no Textual at import time: ``run`` first starts opening the session file in a thread,
 then imports Textual (the slowest part of starting), so the last page is ready when the screen is.
-``SessionViewApp`` is loaded on first access (PEP 562).
 """
 
 from __future__ import annotations
@@ -11,15 +10,7 @@ import os
 import sys
 from typing import Any
 
-__all__ = ["SessionViewApp", "run"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "SessionViewApp":
-        from sessionview.ui.app import SessionViewApp
-
-        return SessionViewApp
-    raise AttributeError(name)
+__all__ = ["run"]
 
 
 def _escape(text: str) -> str:

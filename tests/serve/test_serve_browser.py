@@ -15,7 +15,6 @@ exactly the cells xterm renders. ``.xterm-rows`` is used instead when xterm rend
 from __future__ import annotations
 
 import asyncio
-import pathlib
 import shutil
 import time
 

@@ -14,7 +14,7 @@ import pytest
 from serve_helpers import fake_argv, none_left, wait_for
 
 import sessionview.serve.server as serve_mod
-from sessionview.serve import serve
+from sessionview.serve import ServeOptions, serve
 from sessionview.serve.server import SessionViewServer
 
 pytestmark = pytest.mark.timeout(90)
@@ -85,7 +85,7 @@ async def test_cli_non_loopback_without_public_is_a_one_line_error(sessions, hos
 
 
 def test_serve_function_refuses_non_loopback_without_public(sessions, capsys):
-    assert serve(str(sessions), host="0.0.0.0", port=0) == 2
+    assert serve(ServeOptions(str(sessions), host="0.0.0.0", port=0)) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--public" in err
 
@@ -97,7 +97,7 @@ def test_serve_function_reports_a_port_in_use(sessions, capsys):
         s.bind(("127.0.0.1", 0))
         s.listen()
         port = s.getsockname()[1]
-        assert serve(str(sessions), port=port) == 2
+        assert serve(ServeOptions(str(sessions), port=port)) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"127.0.0.1:{port}" in err
 
@@ -123,7 +123,7 @@ def test_a_broken_install_is_one_clear_line(sessions, capsys, monkeypatch):
     monkeypatch.delitem(sys.modules, "sessionview.serve.server")
     monkeypatch.delattr("sessionview.serve.server", raising=False)
     monkeypatch.setitem(sys.modules, "textual_serve.server", None)  # as if textual-serve were not installed
-    assert serve(str(sessions), port=0) == 2
+    assert serve(ServeOptions(str(sessions), port=0)) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "textual-serve" in err and "textual_serve" in err
 

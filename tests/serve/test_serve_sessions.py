@@ -13,7 +13,8 @@ import pytest
 from serve_helpers import children, fake_argv, gone, none_left, wait_for
 
 import sessionview.serve.server as serve_mod
-from sessionview.serve.server import SessionViewServer, app_argv
+from sessionview.serve.apps import app_argv
+from sessionview.serve.server import SessionViewServer
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sessionview.ui.launch import SessionViewApp
+from sessionview.ui.app import SessionViewApp
 from sessionview.ui.screens.session import SessionScreen
 from uihelpers import FINITE_WORKERS, SIZE, after_workers, all_text, fixed_clock, wait_for  # noqa: F401  (re-exported)
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sessionview.ui.screens.confirm import PreviewScreen, RefusalScreen
-from sessionview.ui.screens.edit import EditorScreen
-from uihelpers import SIZE, all_text, wait_for
+from sessionview.ui.dialogs.confirm import PreviewScreen, RefusalScreen
+from sessionview.ui.dialogs.edit import EditorScreen
+from uihelpers import SIZE, wait_for
 from edithelpers import flat, make_app, modal, notes, opened, saved, select, settled
 
 
@@ -81,7 +81,7 @@ async def test_a_save_refused_for_another_writer_can_be_saved_anyway(brute):
     import subprocess
     import sys
 
-    from sessionview.ui.screens.confirm import ConfirmScreen
+    from sessionview.ui.dialogs.confirm import ConfirmScreen
 
     original = lines_of(brute)
     holder = subprocess.Popen(

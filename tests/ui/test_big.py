@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from sessionview.core.doc.model import Kind
-from sessionview.ui.launch import SessionViewApp
+from sessionview.ui.app import SessionViewApp
 from sessionview.core.view.transcript import TranscriptModel
 from sessionview.ui.screens.session import SessionScreen
 from sessionview.ui.widgets.blocks import plain_lines

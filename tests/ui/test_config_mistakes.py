@@ -3,7 +3,7 @@ unknown setting, an unknown binding id under [keymap], an unknown key. What is r
 
 from __future__ import annotations
 
-from sessionview.ui.screens.modal import NoticeScreen
+from sessionview.ui.dialogs.modal import NoticeScreen
 from sessionview.ui.screens.session import SessionScreen
 from edithelpers import flat, make_app, modal, opened
 from uihelpers import SIZE, wait_for

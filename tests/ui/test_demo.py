@@ -11,7 +11,7 @@ import time
 from sessionview.core.catalog import describe
 from sessionview.demo import example_files
 from sessionview.demo.agent import SimulatedAgent
-from sessionview.ui.launch import SessionViewApp
+from sessionview.ui.app import SessionViewApp
 from sessionview.ui.demo import LIVE_NAME, prepare
 from sessionview.ui.screens.browser import BrowserScreen
 from sessionview.ui.screens.session import SessionScreen

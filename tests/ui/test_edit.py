@@ -12,9 +12,9 @@ from sessionview.core.store import backups
 from sessionview.core.edit import encode
 from sessionview.core.littleghost import LittleGhostSession
 from sessionview.core.session import open_session
-from sessionview.ui.screens.confirm import ConfirmScreen, PreviewScreen
-from sessionview.ui.screens.edit import EditorScreen
-from sessionview.ui.screens.help import HelpScreen
+from sessionview.ui.dialogs.confirm import ConfirmScreen, PreviewScreen
+from sessionview.ui.dialogs.edit import EditorScreen
+from sessionview.ui.dialogs.help import HelpScreen
 from uihelpers import FIXTURES, SIZE, all_text, place, wait_for
 from edithelpers import make_app, modal, notes, opened, saved, select, settled
 

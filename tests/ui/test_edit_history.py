@@ -8,8 +8,8 @@ from pathlib import Path
 from textual.widgets import DataTable
 
 from sessionview.core.store import backups
-from sessionview.ui.screens.confirm import ConfirmScreen, PreviewScreen
-from sessionview.ui.screens.history import HistoryScreen
+from sessionview.ui.dialogs.confirm import ConfirmScreen, PreviewScreen
+from sessionview.ui.dialogs.history import HistoryScreen
 from uihelpers import SIZE, all_text, wait_for
 from edithelpers import make_app, modal, notes, opened, saved, select, settled
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sessionview.ui.screens.confirm import ConfirmScreen, ConflictScreen, PreviewScreen
-from sessionview.ui.screens.edit import EditorScreen
+from sessionview.ui.dialogs.confirm import ConfirmScreen, ConflictScreen, PreviewScreen
+from sessionview.ui.dialogs.edit import EditorScreen
 from uihelpers import SIZE, all_text, wait_for
 from edithelpers import flat, line, make_app, modal, notes, opened, saved, select, settled
 
@@ -67,7 +67,7 @@ async def test_a_live_session_warns_before_an_edit(brute):
         await pilot.press("d")
         await modal(pilot, ConfirmScreen)
         await pilot.press("y")
-        pv = await modal(pilot, PreviewScreen)
+        await modal(pilot, PreviewScreen)
         assert "the session is live" in all_text(app)
         await pilot.press("escape")
         await settled(pilot, screen)

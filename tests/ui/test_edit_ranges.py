@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sessionview.ui.screens.confirm import PreviewScreen, RefusalScreen
-from sessionview.ui.screens.edit import CompactScreen
+from sessionview.ui.dialogs.confirm import PreviewScreen, RefusalScreen
+from sessionview.ui.dialogs.edit import CompactScreen
 from uihelpers import SIZE, all_text, wait_for
 from edithelpers import flat, make_app, modal, notes, opened, saved, select, settled
 

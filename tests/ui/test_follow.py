@@ -8,7 +8,7 @@ from pathlib import Path
 
 from textual import events
 
-from sessionview.ui.launch import SessionViewApp
+from sessionview.ui.app import SessionViewApp
 from sessionview.ui.screens.session import SessionScreen
 from uihelpers import SIZE, all_text, fixed_clock, wait_for
 

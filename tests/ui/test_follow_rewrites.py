@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from sessionview.demo.agent import SimulatedAgent
-from sessionview.ui.launch import SessionViewApp
+from sessionview.ui.app import SessionViewApp
 from test_follow import line, make, open_live, rewrite
 from uihelpers import SIZE, all_text, fixed_clock, wait_for
 

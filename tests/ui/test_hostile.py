@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from sessionview.ui.launch import SessionViewApp
+from sessionview.ui.app import SessionViewApp
 from sessionview.ui.screens.browser import BrowserScreen
 from sessionview.ui.screens.session import SessionScreen
 from uihelpers import NOW, SIZE, all_text, fixed_clock, wait_for

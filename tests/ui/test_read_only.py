@@ -3,7 +3,7 @@ help screen has no "Editing" group but a line that says editing is off."""
 
 from __future__ import annotations
 
-from sessionview.ui.screens.help import HelpScreen
+from sessionview.ui.dialogs.help import HelpScreen
 from edithelpers import flat, make_app, modal, notes, opened, select
 from uihelpers import SIZE
 

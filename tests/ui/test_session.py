@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from sessionview.core.doc.model import Kind
-from sessionview.ui.launch import SessionViewApp
-from sessionview.ui.screens.help import HelpScreen
+from sessionview.ui.app import SessionViewApp
+from sessionview.ui.dialogs.help import HelpScreen
 from sessionview.ui.screens.session import SessionScreen
 from sessionview.ui.widgets.blocks import plain_lines
 

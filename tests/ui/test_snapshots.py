@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sessionview.ui.launch import SessionViewApp
+from sessionview.ui.app import SessionViewApp
 from sessionview.ui.screens.browser import BrowserScreen
 from sessionview.ui.screens.session import SessionScreen
 from uihelpers import FIXTURES, NOW, SIZE, after_workers, fixed_clock, wait_for

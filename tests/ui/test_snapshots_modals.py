@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from sessionview.core.store import backups
-from sessionview.ui.launch import SessionViewApp
-from sessionview.ui.screens.confirm import ConflictScreen, PreviewScreen, RefusalScreen
-from sessionview.ui.screens.edit import EditorScreen
-from sessionview.ui.screens.help import HelpScreen
-from sessionview.ui.screens.history import HistoryScreen
+from sessionview.ui.app import SessionViewApp
+from sessionview.ui.dialogs.confirm import ConflictScreen, PreviewScreen, RefusalScreen
+from sessionview.ui.dialogs.edit import EditorScreen
+from sessionview.ui.dialogs.help import HelpScreen
+from sessionview.ui.dialogs.history import HistoryScreen
 from sessionview.ui.screens.session import SessionScreen
 from uihelpers import FIXTURES, NOW, SIZE, after_workers, fixed_clock, wait_for
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sessionview.ui.launch import SessionViewApp
+from sessionview.ui.app import SessionViewApp
 from sessionview.ui.screens.session import SessionScreen
 from uihelpers import SIZE, after_workers, fixed_clock, wait_for
 
@@ -96,7 +96,7 @@ async def test_the_position_of_a_pending_line(tmp_path):
 async def test_notifications_cover_neither_the_status_line_nor_a_dialogs_keys(tmp_path):
     from textual.widgets._toast import Toast
 
-    from sessionview.ui.screens.confirm import ConfirmScreen
+    from sessionview.ui.dialogs.confirm import ConfirmScreen
 
     p = make(tmp_path)
     app = SessionViewApp(p, clock=fixed_clock)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from sessionview.ui.wording import app_advice, compaction_label, plural, problem_text
 from edithelpers import flat, make_app, opened, select
-from uihelpers import SIZE, after_workers, all_text
+from uihelpers import SIZE, after_workers
 
 
 def test_plural():

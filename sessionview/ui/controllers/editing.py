@@ -18,7 +18,7 @@ from sessionview.core.text import escape_control
 from sessionview.ui.controllers.host import SessionHost
 from sessionview.ui.controllers.writer import Writer, one_line
 from sessionview.ui.external import ExternalEditorError
-from sessionview.ui.screens.confirm import ConfirmScreen
+from sessionview.ui.dialogs.confirm import ConfirmScreen
 from sessionview.ui.wording import app_advice, plural
 
 #: actions that write (or only serve writing): hidden in read-only mode
@@ -110,7 +110,7 @@ class Editing:
                 change = await self.w.hist(plan, "json", edited)
             except (InvalidEdit, Refused, ValueError) as exc:
                 error = app_advice(str(exc))  # shown in the in-app editor, with the text as it came back
-        from sessionview.ui.screens.edit import EditorScreen
+        from sessionview.ui.dialogs.edit import EditorScreen
 
         title = f"edit #{n} · {session.format_title}"
         while True:
@@ -208,7 +208,7 @@ class Editing:
 
     async def _compact_flow(self, first: int, last: int, raw_first: bytes | None, raw_last: bytes | None) -> None:
         from sessionview.core.config import ConfigError, load_config
-        from sessionview.ui.screens.edit import CompactScreen
+        from sessionview.ui.dialogs.edit import CompactScreen
 
         history = await self.w.begin([(first, raw_first), (last, raw_last)])
         if history is None:
@@ -330,7 +330,7 @@ class Editing:
         return lines
 
     async def _history_flow(self) -> None:
-        from sessionview.ui.screens.history import HistoryScreen
+        from sessionview.ui.dialogs.history import HistoryScreen
 
         found = await asyncio.to_thread(backups.list_backups, self.host.path)
         try:

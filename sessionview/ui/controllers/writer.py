@@ -29,7 +29,7 @@ from sessionview.core.store.paths import default_root
 from sessionview.core.text import escape_control
 from sessionview.ui.controllers.follow import Follow
 from sessionview.ui.controllers.host import SessionHost
-from sessionview.ui.screens.confirm import ConfirmScreen, ConflictScreen, PreviewScreen, RefusalScreen
+from sessionview.ui.dialogs.confirm import ConfirmScreen, ConflictScreen, PreviewScreen, RefusalScreen
 from sessionview.ui.wording import app_advice
 
 LIVE_TEXT = (

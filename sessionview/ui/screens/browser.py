@@ -127,7 +127,7 @@ class BrowserScreen(Screen):
             self._sorted_key = key
             self._queue_background(self._sorted)
         needle = self.filter_text.casefold()
-        rows = [e for e, f in zip(self._sorted, self._folded) if needle in f] if needle else self._sorted
+        rows = [e for e, f in zip(self._sorted, self._folded, strict=True) if needle in f] if needle else self._sorted
         self.table.set_rows(rows, else_first=new_filter)
         self._refresh_header()
 

@@ -240,7 +240,7 @@ class Painter:
         out: list[Strip] = []
         consumed = 0
         cut = False
-        for i, raw_line in enumerate(logical):
+        for raw_line in logical:
             room = max_lines - len(out)
             if room <= 0:
                 cut = True

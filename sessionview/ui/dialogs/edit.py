@@ -23,7 +23,7 @@ from textual.worker import Worker, WorkerState
 from sessionview.core.edit.change import Change
 from sessionview.core.errors import InvalidEdit, Refused
 from sessionview.core.text import escape_control
-from sessionview.ui.screens.modal import MODAL_CSS, Dialog
+from sessionview.ui.dialogs.modal import MODAL_CSS, Dialog
 
 def json_text_area(text: str, *, id: str, json: bool = True) -> TextArea:
     """A TextArea, highlighting JSON when tree-sitter and its JSON grammar are installed (plain otherwise)."""
@@ -140,7 +140,7 @@ class EditorScreen(Dialog["EditorResult | None"]):
         if not self.changed:
             self.dismiss(None)
             return
-        from sessionview.ui.screens.confirm import ConfirmScreen
+        from sessionview.ui.dialogs.confirm import ConfirmScreen
 
         def answered(throw_away: bool | None) -> None:
             if throw_away:

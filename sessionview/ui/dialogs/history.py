@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Static
 
 from sessionview.core.view.humanize import human_size
 from sessionview.core.text import escape_control
-from sessionview.ui.screens.modal import MODAL_CSS, Dialog
+from sessionview.ui.dialogs.modal import MODAL_CSS, Dialog
 
 
 class HistoryScreen(Dialog[Any]):

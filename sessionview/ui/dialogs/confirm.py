@@ -12,7 +12,7 @@ from textual.widgets import ContentSwitcher, Static
 
 from sessionview.core.edit.preview import PreviewRow
 from sessionview.core.text import escape_control
-from sessionview.ui.screens.modal import MODAL_CSS, SMALL_CSS, Dialog
+from sessionview.ui.dialogs.modal import MODAL_CSS, SMALL_CSS, Dialog
 from sessionview.ui.widgets.preview import DiffPane, PreviewPane
 
 class ConfirmScreen(Dialog[bool]):

@@ -1,0 +1,1 @@
+"""Dialogs (modal screens) over the session list and the session: confirmations, previews, refusals, the editor, history and help."""
