@@ -16,11 +16,11 @@ def _classes() -> list[type]:
     App class is known once it is imported, as it is when it applies the keymap)."""
     from textual.dom import DOMNode
 
-    import sessionview.ui.screens.browser  # noqa: F401
     import sessionview.ui.dialogs.confirm  # noqa: F401
     import sessionview.ui.dialogs.edit  # noqa: F401
     import sessionview.ui.dialogs.help  # noqa: F401
     import sessionview.ui.dialogs.history  # noqa: F401
+    import sessionview.ui.screens.browser  # noqa: F401
     import sessionview.ui.screens.session  # noqa: F401
 
     found: list[type] = []
@@ -56,7 +56,7 @@ def valid_key(key: str) -> bool:
 
 def check_keymap(keymap: dict[str, str], path: str, ids: Iterable[str] | None = None) -> tuple[dict[str, str], list[str]]:
     """The entries that can be applied, and what is wrong with the others (``path:line: …``)."""
-    from sessionview.config import where
+    from sessionview.core.config import where
 
     known = set(ids) if ids is not None else binding_ids()
     good: dict[str, str] = {}

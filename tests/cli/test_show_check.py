@@ -196,7 +196,7 @@ def test_show_json_merges_streamed_blocks_as_show_and_the_app_do():
 def test_show_labels_subagent_lines_under_their_task_call_and_injected_lines():
     out = run("show", os.path.join(REAL, "claude-code", "daaain-sidechain_integrated.jsonl")).stdout.decode()
     assert "  | #5 user  [subagent e1c84ba5 · Task call toolu_01JA2mLseQCAW3MdwPE4qWEk]" in out
-    assert "#1 assistant\n" in out  # the main chain is not indented
+    assert "\n#1 assistant  @ 2025-11-19T22:53:34.908Z\n" in out  # the main chain is not indented
     out = run("show", os.path.join(REAL, "claude-code", "daaain-edge_cases.jsonl")).stdout.decode()
     assert "[injected]" in out
 

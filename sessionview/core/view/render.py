@@ -102,7 +102,7 @@ def view_text(view: View, pairing: Pairing | None = None, width: int = 0, subage
     """A view as plain text. A subagent's view is indented and labelled (``subagent_calls``: agent id → the id
     of the call that started it); a view the harness injected is labelled ``[injected]``."""
     text = _view_text(view, pairing)
-    marks = _marks(view, subagent_calls)
+    marks = _marks(view, subagent_calls) + when(view)
     if marks:
         first, sep, rest = text.partition("\n")
         text = first + marks + sep + rest
@@ -130,7 +130,6 @@ def _view_text(view: View, pairing: Pairing | None) -> str:
         head += f"  [compacted:{esc(view.compaction, one_line=True)}]"
     if view.text or view.reasoning:
         head += f"  (~{approx_tokens((view.text or '') + (view.reasoning or ''))} tokens)"
-    head += when(view)
     lines.append(head)
     for result in view.tool_results:
         cid = esc(result.call_id or "(no id)", one_line=True)
