@@ -51,16 +51,21 @@ class HistoryScreen(Dialog[Any]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("#", "saved (local time)", "size", "vs. now", "note")
+        notes = [self.note(b) for b in self.backups]
+        table.add_columns("#", "saved (local time)", "size", "vs. now", *(("note",) if any(notes) else ()))
         for i, b in enumerate(self.backups, 1):
             when = b.created.astimezone().strftime("%Y-%m-%d %H:%M:%S")
             delta = ""
             if self.current_size is not None:
                 d = b.size - self.current_size
                 delta = "same size" if d == 0 else f"{'+' if d > 0 else '−'}{human_size(abs(d))}"
-            table.add_row(str(i), when, human_size(b.size), delta, Content(self.note(b)), key=str(i - 1))
+            note = (Content(notes[i - 1]),) if any(notes) else ()
+            table.add_row(str(i), when, human_size(b.size), delta, *note, key=str(i - 1))
         if not self.backups:
             self.query_one("#history-hint", Static).update(Content("no backups of this file yet: they are made by saves"))
+        elif any(notes) and not self.read_only:
+            hint = "backups, newest first, then unmerged files: r or enter restores the selected backup (after a confirmation)"
+            self.query_one("#history-hint", Static).update(Content(hint + "; an UNTRUSTED one or an unmerged file is never restored."))
         table.focus()
 
     @staticmethod
