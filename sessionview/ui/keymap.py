@@ -56,7 +56,7 @@ def valid_key(key: str) -> bool:
 
 def check_keymap(keymap: dict[str, str], path: str, ids: Iterable[str] | None = None) -> tuple[dict[str, str], list[str]]:
     """The entries that can be applied, and what is wrong with the others (``path:line: …``)."""
-    from sessionview.config import where
+    from sessionview.core.config import where
 
     known = set(ids) if ids is not None else binding_ids()
     good: dict[str, str] = {}
