@@ -5,7 +5,7 @@
   :class:`~sessionview.core.edit.change.Change` or raising :class:`Refused`/:class:`InvalidEdit`;
 - **preview**: :func:`preview` (the transcript as the change leaves it) and :func:`diff` (a dry run);
 - **commit**: :func:`commit` writes a change safely and returns an :class:`Outcome`; :func:`restore_newest`
-  puts the newest backup back;
+  puts the newest backup back, :func:`restore_backup` a chosen one of :func:`backup_files`;
 - **describe**: :func:`describe` says what a save did, in the words every front end uses.
 
 :func:`run_with_retry` runs plan and commit while another process rewrites the file in place (Brute's
@@ -140,6 +140,21 @@ def restore_newest(path: str, *, force: bool = False) -> Outcome:
             continue
         return Outcome(result.changed, "restored the newest backup", result)
     raise StillRewriting(_still_rewriting(path))
+
+
+def backup_files(path: str) -> list[backups.Backup]:
+    """The backups of ``path``, newest first, then the files holding bytes a save could not merge
+    (``kind == "unmerged"``, newest first); untrusted ones are listed, marked (``untrusted``)."""
+    return [*backups.list_backups(path), *backups.list_unmerged(path)]
+
+
+def restore_backup(path: str, backup: backups.Backup, *, root: str | None = None, force: bool = False) -> Outcome:
+    """Put ``backup`` back in place of ``path`` (a new safe save that backs up the current content first).
+    An untrusted backup or an unmerged-bytes file is refused (:class:`Refused`)."""
+    if backup.kind != "backup":
+        raise Refused(f"{path}: refused: {backup.path} holds bytes a save could not merge, not a backup of the file")
+    result = restore.restore(path, root=root if root is not None else default_root(path), force=force, backup=backup)
+    return Outcome(result.changed, "restored a backup", result)
 
 
 def newest_backup_diff(path: str) -> str:

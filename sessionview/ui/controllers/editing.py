@@ -8,8 +8,8 @@ import asyncio
 import os
 from typing import Any, Callable
 
-from sessionview.core.store import backups, restore
-from sessionview.core.edit import change as changes, encode, plan as edits, summary
+from sessionview.core import ops
+from sessionview.core.edit import change as changes, encode, summary
 from sessionview.core.edit.change import Change
 from sessionview.core.edit.history import rebase
 from sessionview.core.errors import InvalidEdit, Refused
@@ -42,6 +42,10 @@ EDIT_BINDING_IDS = frozenset(
         "history",
     }
 )
+
+
+#: the summary of the compaction planned only to check its range, before the real summary is written
+PROBE_SUMMARY = "(the range is checked before the summary is written)"
 
 
 class Editing:
@@ -89,8 +93,8 @@ class Editing:
 
         def plan(mode: str, text: str, force: bool = False) -> Change:
             if mode == "content":
-                return edits.plan_edit(session, n, content=text, force=force)
-            return edits.plan_edit(session, n, json_text=text, force=force)
+                return ops.plan_edit(session, n, content=text, force=force)
+            return ops.plan_edit(session, n, json_text=text, force=force)
 
         mode = "json"
         original = (json_text, content)
@@ -144,7 +148,7 @@ class Editing:
             return
         session = history.session
         planned = await self.w.plan(
-            history, lambda s, a, b, force: edits.plan_delete(s, a, b, force=force), first, last, lambda a, b: f"widen to #{a}-#{b}"
+            history, lambda s, a, b, force: ops.plan_delete(s, a, b, force=force), first, last, lambda a, b: f"widen to #{a}-#{b}"
         )
         if planned is None:
             return
@@ -174,7 +178,7 @@ class Editing:
             return
         planned = await self.w.plan(
             history,
-            lambda s, a, b, force: edits.plan_truncate(s, a - 1, force=force),
+            lambda s, a, b, force: ops.plan_truncate(s, a - 1, force=force),
             keep + 1,
             len(session),
             lambda a, b: f"keep #1-#{a - 1} instead (truncate after #{a - 1})",
@@ -217,7 +221,7 @@ class Editing:
         # the range first: a refusal (with its wider range) before anyone writes a summary for it
         planned = await self.w.plan(
             history,
-            lambda s, a, b, force: edits.plan_compact(s, a, b, "(the range is checked before the summary is written)", force=force),
+            lambda s, a, b, force: ops.plan_compact(s, a, b, ops.SummarySource(text=PROBE_SUMMARY), force=force),
             first,
             last,
             lambda a, b: f"widen to #{a}-#{b}",
@@ -232,18 +236,17 @@ class Editing:
             self.host.notify(one_line(exc), title="config", severity="warning", markup=False)
             cfg = None
         command = cfg.summarizer if cfg is not None else None
-        timeout = cfg.summarizer_timeout if cfg is not None else summary.DEFAULT_TIMEOUT
+        source = ops.SummarySource(command=command, timeout=cfg.summarizer_timeout) if cfg is not None and command else None
 
         def summarize(on_start: Callable[[Any], None]) -> str:
-            assert command is not None
-            records = summary.range_records(session, first, last)
-            return summary.run_summarizer(command, records, timeout, on_start=on_start).text
+            assert source is not None
+            return ops.compaction_summary(session, first, last, source, on_start=on_start)
 
         def digest() -> str:
-            return summary.range_digest(session, first, last)
+            return ops.compaction_summary(session, first, last, ops.SummarySource())
 
-        def plan(text: str) -> Change:
-            return edits.plan_compact(session, first, last, text, force=forced)  # done anyway: the user said so
+        def plan(text: str) -> Change:  # done anyway when the user said so
+            return ops.plan_compact(session, first, last, ops.SummarySource(text=text), force=forced)
 
         count = last - first + 1
         size = await self.w.hist(summary.range_bytes, session, first, last)
@@ -252,7 +255,7 @@ class Editing:
         text = ""
         while True:
             result = await self.host.app.push_screen_wait(
-                CompactScreen(title, info, plan, digest, summarize if command else None, summarizer_name=command or "", text=text)
+                CompactScreen(title, info, plan, digest, summarize if source else None, summarizer_name=command or "", text=text)
             )
             if result is None:
                 self.host.notify("compaction cancelled: nothing was written", markup=False)
@@ -332,7 +335,7 @@ class Editing:
     async def _history_flow(self) -> None:
         from sessionview.ui.dialogs.history import HistoryScreen
 
-        found = await asyncio.to_thread(backups.list_backups, self.host.path)
+        found = await asyncio.to_thread(ops.backup_files, self.host.path)
         try:
             size: int | None = os.path.getsize(self.host.path)
         except OSError:
@@ -340,8 +343,8 @@ class Editing:
         chosen = await self.host.app.push_screen_wait(
             HistoryScreen(self.host.display_path, found, self._run_lines(), current_size=size, read_only=self.host.read_only)
         )
-        if chosen is None or self.host.read_only:
-            return
+        if chosen is None or self.host.read_only or chosen.untrusted or chosen.kind != "backup":
+            return  # the dialog offers neither an untrusted backup nor an unmerged file
         when = chosen.created.astimezone().strftime("%Y-%m-%d %H:%M:%S")
         message = (
             f"Put back the backup saved {when} ({human_size(chosen.size)}) in place of {self.host.display_path}"
@@ -356,11 +359,11 @@ class Editing:
         keep = self.w.true_number(self.host.transcript.cursor_number)
 
         def op() -> Any:
-            result = restore.restore(self.host.path, root=root, backup=chosen)
+            outcome = ops.restore_backup(self.host.path, chosen, root=root)
             if self.w.history is not None:
                 # the file is another version now: this run's edits are not undone one by one past it
                 self.w.history.forget()
-            return result
+            return outcome
 
         await self.w.commit(op, None, target=keep, what=f"restore of the backup saved {when}")
 

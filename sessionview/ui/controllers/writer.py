@@ -1,9 +1,12 @@
 """The writing half of editing: the edit history, the checks every writing flow starts with, the preview,
 integrity refusals, the save itself, conflicts and edits an agent wrote over.
 
-Every flow calls the same core operations as the CLI: :mod:`edits` plans a change, the preview comes from
-:mod:`~sessionview.core.edit.preview` (rows and :func:`~sessionview.core.edit.preview.diff`), and :class:`~sessionview.core.edit.history.EditHistory` writes it
-(a safe save with a backup) and keeps it for undo. Nothing is written before the user confirmed a preview.
+Every flow calls the same operation layer as the CLI (:mod:`sessionview.core.ops`): it plans a change, gives
+its preview (rows and a diff) and says what a save did; :class:`~sessionview.core.edit.history.EditHistory` writes
+it (a safe save with a backup, the same path as ``ops.commit``) and keeps it for undo. Nothing is written before
+the user confirmed a preview. What the plan warns about (``Change.warnings``) is shown in the preview; what the
+save reports (its warnings, bytes another process wrote that are not in the new file and where they are kept) is
+shown after it, as a warning, and in the status line.
 
 The history's session is the file fully loaded (with the hash the save checks), reloaded at the start of a
 flow when the file changed; the transcript's own (end-first) model is only used to know what is selected.
@@ -21,7 +24,7 @@ import os
 from typing import Any, Awaitable, Callable
 
 from sessionview.core import ops
-from sessionview.core.edit import change as changes, history as edit_history, preview as previews, writeback
+from sessionview.core.edit import change as changes, history as edit_history, writeback
 from sessionview.core.edit.change import Change
 from sessionview.core.errors import AnotherWriter, Conflict, InvalidEdit, Refused, SaveError
 from sessionview.core.edit.history import EditHistory, rebase
@@ -198,7 +201,7 @@ class Writer:
         session = history.session
 
         def work() -> tuple[list, str]:
-            return previews.preview(session, change), previews.diff(session, change, self.diff_name)
+            return ops.preview(session, change), ops.diff(session, change, self.diff_name)
 
         rows, diff = await self.hist(work)
         summary_line = f"{changes.describe(change)} · {self.host.display_path} · {session.format_title}"
@@ -207,7 +210,7 @@ class Writer:
             one_line(summary_line),
             rows,
             diff,
-            warning=" · ".join(w for w in (FORCED_TEXT if forced else "", self._live_warning()) if w),
+            warning=" · ".join(w for w in (FORCED_TEXT if forced else "", self._live_warning(), *map(one_line, change.warnings)) if w),
             cancel_label=cancel_label,
         )
         return bool(await self.host.app.push_screen_wait(screen))
@@ -291,16 +294,26 @@ class Writer:
             self.follow.reopen_after_save(None, saved=False)
             raise
         outcome = getattr(done, "outcome", done)
-        extra = ops.describe(outcome).extra if isinstance(outcome, ops.Outcome) else ""
-        self.host.edit_status = f"saved: {desc}"
+        self._tell_saved(desc, ops.describe(outcome) if isinstance(outcome, ops.Outcome) else None)
+        self.follow.reopen_after_save(target, saved=True)
+        return True
+
+    def _tell_saved(self, desc: str, what: ops.Description | None) -> None:
+        """Say a save went through, and loudly what it reported: bytes another process wrote that are not
+        in the new file (an error, naming where they are kept) and the save layer's warnings."""
+        extra = what.extra if what is not None else ""
+        missing = what.missing if what is not None else ""
+        warnings = what.warnings if what is not None else ()
+        self.host.edit_status = f"saved: {desc}" + (f" · ⚠ {one_line(missing)}" if missing else "")
         self.host.refresh_bindings()
         self.host.notify(
             f"saved: {desc} · a backup was kept · u undoes" + (f" · {extra}" if extra else ""),
-            title="saved",
+            title="saved" if not warnings else "saved, with a warning",
+            severity="warning" if warnings else "information",
             markup=False,
         )
-        self.follow.reopen_after_save(target, saved=True)
-        return True
+        if missing:
+            self.host.notify(one_line(missing), title="bytes not in the new file", severity="error", timeout=30, markup=False)
 
     async def _save_anyway(self, exc: AnotherWriter) -> bool:
         message = (
@@ -318,7 +331,7 @@ class Writer:
         diff = ""
         if history is not None:
             try:
-                diff = await self.hist(previews.diff, history.session, change, self.diff_name)
+                diff = await self.hist(ops.diff, history.session, change, self.diff_name)
             except Exception as err:  # the loaded file may be gone
                 diff = f"# the diff cannot be shown: {err}\n"
         choice = await self.host.app.push_screen_wait(ConflictScreen(str(exc), change.description, diff))

@@ -1,5 +1,8 @@
 """The history of a session file: this run's edits (undo and redo stacks) and the backups every save
-keeps, newest first. Choosing a backup hands it back to the session screen, which asks before restoring."""
+keeps, newest first, then the files holding bytes a save could not merge (marked "unmerged"). Choosing a
+backup hands it back to the session screen, which asks before restoring. An untrusted backup (another user's,
+or one in a directory others can write) is marked UNTRUSTED with the reason and is never offered; nor is an
+unmerged file (it is not a copy of the session)."""
 
 from __future__ import annotations
 
@@ -48,17 +51,36 @@ class HistoryScreen(Dialog[Any]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("#", "saved (local time)", "size", "vs. now")
+        notes = [self.note(b) for b in self.backups]
+        table.add_columns("#", "saved (local time)", "size", "vs. now", *(("note",) if any(notes) else ()))
         for i, b in enumerate(self.backups, 1):
             when = b.created.astimezone().strftime("%Y-%m-%d %H:%M:%S")
             delta = ""
             if self.current_size is not None:
                 d = b.size - self.current_size
                 delta = "same size" if d == 0 else f"{'+' if d > 0 else '−'}{human_size(abs(d))}"
-            table.add_row(str(i), when, human_size(b.size), delta, key=str(i - 1))
+            note = (Content(notes[i - 1]),) if any(notes) else ()
+            table.add_row(str(i), when, human_size(b.size), delta, *note, key=str(i - 1))
         if not self.backups:
             self.query_one("#history-hint", Static).update(Content("no backups of this file yet: they are made by saves"))
+        elif any(notes) and not self.read_only:
+            hint = "backups, newest first, then unmerged files: r or enter restores the selected backup (after a confirmation)"
+            self.query_one("#history-hint", Static).update(Content(hint + "; an UNTRUSTED one or an unmerged file is never restored."))
         table.focus()
+
+    @staticmethod
+    def note(b: Any) -> str:
+        """What the row is when it is not a plain backup: untrusted (with why) or unmerged bytes."""
+        marks = []
+        if getattr(b, "untrusted", ""):
+            marks.append(f"UNTRUSTED: {escape_control(b.untrusted, one_line=True)} (not restored)")
+        if getattr(b, "kind", "backup") == "unmerged":
+            marks.append(f"unmerged: bytes a save could not merge, kept in {escape_control(b.path, one_line=True)}")
+        return " · ".join(marks)
+
+    @staticmethod
+    def restorable(b: Any) -> bool:
+        return b is not None and not getattr(b, "untrusted", "") and getattr(b, "kind", "backup") == "backup"
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "restore" and (self.read_only or not self.backups):
@@ -75,7 +97,11 @@ class HistoryScreen(Dialog[Any]):
     def action_restore(self) -> None:
         if self.read_only or not self.backups:
             return
-        self.dismiss(self.selected)
+        chosen = self.selected
+        if not self.restorable(chosen):
+            self.notify(f"not restored: {self.note(chosen)}", title="cannot restore", severity="warning", markup=False)
+            return
+        self.dismiss(chosen)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
