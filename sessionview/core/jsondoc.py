@@ -16,7 +16,7 @@ import os
 from typing import Any
 
 from sessionview.core import formats
-from sessionview.core.doc.document import open_regular
+from sessionview.core.doc.document import open_regular, read_whole
 from sessionview.core.doc.model import Kind, Problem, View
 from sessionview.core.doc.parse import parse_record
 from sessionview.core.formats.base import Adapter, Capabilities, warn
@@ -103,18 +103,8 @@ class JsonDocumentSession(Session):
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> "JsonDocumentSession":
         p = os.fspath(path)
-        fd = open_regular(p)
-        try:
-            st = os.fstat(fd)
-            chunks = []
-            while True:
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-        finally:
-            os.close(fd)
-        return cls(b"".join(chunks), p, st)
+        data, st = read_whole(p)
+        return cls(data, p, st)
 
     @property
     def format_title(self) -> str:

@@ -26,7 +26,7 @@ from dataclasses import replace
 from typing import Any
 
 from sessionview.core import rubyjson
-from sessionview.core.doc.document import Document, open_regular
+from sessionview.core.doc.document import Document, open_regular, read_whole
 from sessionview.core.formats.base import Capabilities, warn
 from sessionview.core.formats.littleghost_jsonl import LittleGhostJsonlAdapter
 from sessionview.core.doc.model import Kind, Problem, View
@@ -229,18 +229,8 @@ class LittleGhostSession(Session):
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> "LittleGhostSession":
         p = os.fspath(path)
-        fd = open_regular(p)
-        try:
-            st = os.fstat(fd)
-            chunks = []
-            while True:
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-        finally:
-            os.close(fd)
-        return cls(b"".join(chunks), p, st)
+        data, st = read_whole(p)
+        return cls(data, p, st)
 
     @classmethod
     def from_bytes(cls, data: bytes, path: str | None = None) -> "LittleGhostSession":

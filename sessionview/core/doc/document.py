@@ -422,6 +422,22 @@ def open_regular(path: str | os.PathLike[str]) -> int:
     return fd
 
 
+def read_whole(path: str | os.PathLike[str]) -> tuple[bytes, os.stat_result]:
+    """The whole of a regular file (for one-document formats), with the stat of what was read."""
+    fd = open_regular(path)
+    try:
+        st = os.fstat(fd)
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks), st
+
+
 def describe_mode(mode: int) -> str:
     if stat.S_ISDIR(mode):
         return "a directory"
