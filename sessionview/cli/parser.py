@@ -14,8 +14,9 @@ if TYPE_CHECKING:
 DESCRIPTION = """\
 Look inside, follow and repair LLM agent sessions without losing a byte.
 
-sessionview reads Brute JSONL, LittleGhost Filesystem store documents, Claude Code, Codex rollouts,
-OpenAI chat and Anthropic message logs. Lines nobody edited are always written back byte for byte.
+sessionview reads Brute JSONL, LittleGhost Filesystem store documents, Claude Code, Codex rollouts, pi coding
+agent sessions, Gemini CLI chats, OpenAI chat and Anthropic message logs. Lines nobody edited are always written
+back byte for byte.
 
 Run it with no command (or a PATH) to open the terminal app on a directory of sessions or on one file.
 """
