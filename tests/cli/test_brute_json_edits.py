@@ -1,30 +1,9 @@
 """``sessionview edit FILE N --json ...`` on a Brute session writes what Brute itself would write."""
 
-import json
 import os
 import subprocess
 import sys
 
-import pytest
-
-CONVO = [
-    {"role": "user", "content": "list files"},
-    {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "shell", "arguments": {"command": "ls"}}]},
-    {"role": "tool", "content": "a\nb", "tool_call_id": "c1"},
-    {"role": "assistant", "content": "Two files."},
-    {"role": "user", "content": "thanks"},
-]
-
-
-def line(obj):
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
-
-
-@pytest.fixture
-def session(tmp_path):
-    p = tmp_path / "s.jsonl"
-    p.write_bytes(b"".join(line(m) for m in CONVO))
-    return p
 
 
 def run(*args):

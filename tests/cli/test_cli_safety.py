@@ -1,7 +1,6 @@
 """The CLI's promises around a write: every warning reaches the user, a done write is never a failure,
 printed paths are terminal-safe, and input files are bounded."""
 
-import json
 import os
 import subprocess
 import sys
@@ -13,25 +12,7 @@ from sessionview.core.store import save as save_mod
 from sessionview.core.store import steps as save_steps
 from sessionview.core.edit import writeback
 
-CONVO = [
-    {"role": "user", "content": "list files"},
-    {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "shell", "arguments": {"command": "ls"}}]},
-    {"role": "tool", "content": "a\nb", "tool_call_id": "c1"},
-    {"role": "assistant", "content": "Two files."},
-    {"role": "user", "content": "thanks"},
-]
-
-
-def line(obj):
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
-
-
-@pytest.fixture
-def session(tmp_path):
-    p = tmp_path / "s.jsonl"
-    p.write_bytes(b"".join(line(m) for m in CONVO))
-    return p
-
+from clihelpers import CONVO, line
 
 def run(*args, **kw):
     kw.setdefault("capture_output", "stdout" not in kw and "stderr" not in kw)

@@ -7,35 +7,16 @@ import os
 import subprocess
 import sys
 
-import pytest
 
 from sessionview import cli
 from sessionview.core.edit import plan as edits, writeback
 from sessionview.core.doc.linescan import SourceChanged
 from sessionview.core.errors import Conflict
 
+from clihelpers import CONVO, line
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BENCH = os.path.join(REPO, "bench", "bench_brute_rewriter.py")
-
-CONVO = [
-    {"role": "user", "content": "list files"},
-    {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "shell", "arguments": {"command": "ls"}}]},
-    {"role": "tool", "content": "a\nb", "tool_call_id": "c1"},
-    {"role": "assistant", "content": "Two files."},
-    {"role": "user", "content": "thanks"},
-]
-
-
-def line(obj):
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
-
-
-@pytest.fixture
-def session(tmp_path):
-    p = tmp_path / "s.jsonl"
-    p.write_bytes(b"".join(line(m) for m in CONVO))
-    return p
-
 
 def rewrite_in_place(path, data):
     with open(path, "r+b") as f:  # same inode, like File.open(path, "w")
