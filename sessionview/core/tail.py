@@ -43,6 +43,7 @@ import time
 from typing import Callable, Iterable, Iterator
 
 from sessionview.core.doc.document import open_regular, preader
+from sessionview.core.fileaccess import FileAccess, OpenFile
 from sessionview.core.tail_events import (  # the events are part of this module's API
     Appended,
     Compacted,
@@ -83,6 +84,9 @@ class Follower:
     newline (or 0). A prefix up to ``SCAN_LIMIT`` is read once now (hashed, its lines counted, searched for
     compaction markers); beyond that its line count and markers are unknown, and any marker a rewrite
     brings counts as new.
+
+    ``access`` (optional) reads the file through a :class:`~sessionview.core.fileaccess.FileAccess` (a file
+    on another host) instead of local ``os`` calls; ``fd`` is then not used and :meth:`fileno` is -1.
     """
 
     _shown: bytearray | None  # the reported prefix while it is small; None: only its head and tail are kept
@@ -101,6 +105,7 @@ class Follower:
         grace: float = DEFAULT_GRACE,
         max_read: int = DEFAULT_MAX_READ,
         clock: Callable[[], float] = time.monotonic,
+        access: FileAccess | None = None,
     ) -> None:
         self.path = os.fspath(path)
         self.verify_limit = verify_limit
@@ -109,10 +114,18 @@ class Follower:
         self.max_read = max(1, max_read)
         self.clock = clock
         self.deleted = False
-        self._fd = open_regular(self.path) if fd is None else fd
-        st = os.fstat(self._fd)
+        self._access = access
+        self._file: OpenFile | None = None
+        if access is None:
+            self._fd = open_regular(self.path) if fd is None else fd
+            st = os.fstat(self._fd)
+            self._read = preader(self._fd)
+        else:
+            self._fd = -1
+            self._file = access.open(self.path)
+            st = self._file.stat()  # type: ignore[assignment]
+            self._read = self._file.read
         self.ident = (st.st_dev, st.st_ino)
-        self._read = preader(self._fd)
         self._reset(offset)
         if offset:
             prefix_len = min(offset, verify_limit)
@@ -165,6 +178,9 @@ class Follower:
         return self._read(offset, size)
 
     def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
         if self._fd >= 0:
             try:
                 os.close(self._fd)
@@ -182,7 +198,7 @@ class Follower:
     def poll(self) -> list[Event]:
         """Look at the file once and return what happened since the last poll (often nothing)."""
         try:
-            pst = os.stat(self.path)
+            pst = os.stat(self.path) if self._access is None else self._access.stat(self.path, self._file)
         except (FileNotFoundError, NotADirectoryError):
             if not self.deleted:
                 self.deleted = True
@@ -205,15 +221,22 @@ class Follower:
         return self._changed(size, mtime)
 
     def _switch(self, reason: str) -> list[Event]:
+        opened: OpenFile | None = None
         try:
-            fd = open_regular(self.path)
+            if self._access is None:
+                fd = open_regular(self.path)
+                st = os.fstat(fd)
+                read = preader(fd)
+            else:
+                fd, opened = -1, self._access.open(self.path)
+                st = opened.stat()  # type: ignore[assignment]
+                read = opened.read
         except OSError:
             return []  # gone again or not readable yet: try next poll
-        st = os.fstat(fd)
-        read = preader(fd)
         keeps = not self.deleted and st.st_size >= self.offset and self._starts_with_shown(read)
         self.close()
         self._fd = fd
+        self._file = opened
         self.ident = (st.st_dev, st.st_ino)
         self._read = read
         self.deleted = False
