@@ -41,6 +41,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not getattr(args, "func", None):
             parser.print_help()
             return 2
+        if any(":" in a for a in argv):  # a remote address (ssh://host/path or host:path)?
+            from sessionview.cli.remote import route
+
+            routed = route(args, argv)
+            if routed is not None:
+                return routed
         return int(args.func(args) or 0)
     except CliError as exc:
         err(str(exc))

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 from sessionview.cli.output import CliError, Out, err, shown, status
 
 if TYPE_CHECKING:
+    from typing import Callable
+
     from sessionview.core.doc.model import Problem
     from sessionview.core.session_base import Session
 
@@ -74,7 +76,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     from sessionview.core.formats.claude_code import agent_id_of, parent_of, subagent_calls, subagent_files
     from sessionview.core.view import render
 
-    session = open_file(args.file, digest=False)  # read-only: no SHA-256 while indexing
+    opener = getattr(args, "open_session", None) or open_file  # cli.remote: a file on another host
+    session = opener(args.file, digest=False)  # read-only: no SHA-256 while indexing
     out = Out()
     try:
         first, last = show_range(args, len(session))
@@ -127,7 +130,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     worst = 0
     for path in args.files:
         try:
-            session, problems = _checked(path)
+            session, problems = _checked(path, getattr(args, "open_session", None) or open_file)
         except CliError as exc:
             err(str(exc))
             worst = max(worst, exc.code)
@@ -153,7 +156,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     return worst
 
 
-def _checked(path: str) -> "tuple[Session, list[Problem]]":
+def _checked(path: str, opener: "Callable[..., Session]" = open_file) -> "tuple[Session, list[Problem]]":
     """Open and check ``path``; a file rewritten in place meanwhile is read again once it is quiet."""
     from sessionview.core import ops
     from sessionview.core.doc.linescan import SourceChanged
@@ -162,7 +165,7 @@ def _checked(path: str) -> "tuple[Session, list[Problem]]":
         if attempt:
             ops.wait_quiet(path)
         try:
-            session = open_file(path, digest=False)  # read-only: no SHA-256 while indexing
+            session = opener(path, digest=False)  # read-only: no SHA-256 while indexing
             try:
                 return session, session.check()
             finally:

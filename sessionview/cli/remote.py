@@ -1,0 +1,184 @@
+"""Remote addresses on the command line: ``ssh://[user@]host[:port]/path`` and ``[user@]host:path``.
+
+:func:`route` is called with the parsed arguments before a command runs. When the command's file is on
+another host:
+
+* ``show`` and ``check`` read it over SFTP, in ranges (:mod:`sessionview.remote.sessions`);
+* every other command on a file (``edit``, ``delete``, ``truncate``, ``compact``, ``history``, ``undo``,
+  ``prune``, ``export``, ``fork``) runs on the host with the host's own ``sessionview``, so its checks are
+  made next to the file; its exit status and messages come back unchanged. ``--content-file`` and
+  ``--summary-file`` are read here and sent on stdin. Without ``sessionview`` on the host, they are refused:
+  remote sessions are then read-only.
+
+The rule that tells ``host:path`` from a local name is in :mod:`sessionview.remote.address`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, Any, Sequence
+
+from sessionview.cli.output import CliError
+from sessionview.remote.address import Address, parse
+
+if TYPE_CHECKING:
+    from sessionview.remote.connection import Connection
+
+READ_COMMANDS = ("show", "check")
+#: options whose next argument is a value, not the file
+VALUE_OPTIONS = frozenset(
+    {"--content", "--content-file", "--json", "--summary", "--summary-file", "--summarizer", "--timeout", "--keep",
+     "--max-bytes", "-o", "--output", "--to", "--width", "--last"}
+)
+LOCAL_INPUTS = (("content_file", "--content-file", "--content-file"), ("summary_file", "--summary-file", "--summary-file"))
+
+
+def _files(args: argparse.Namespace) -> list[str]:
+    if getattr(args, "file", None) is not None:
+        return [args.file]
+    return list(getattr(args, "files", None) or [])
+
+
+def route(args: argparse.Namespace, argv: Sequence[str]) -> int | None:
+    """Run the command when it names a remote file (its exit status), or None to run it locally."""
+    command = getattr(args, "command", None)
+    if command is None:
+        path = getattr(args, "path", None)
+        if path and parse(path) is not None:
+            raise CliError(f"{path}: the app does not open remote sessions yet; use 'sessionview show' or 'check' "
+                           "with this address, or run sessionview on the host over ssh -t")
+        return None
+    files = _files(args)
+    remote = [parse(f) for f in files]
+    if not any(remote):
+        return None
+    if command in READ_COMMANDS:
+        args.open_session = Opener()
+        try:
+            return int(args.func(args) or 0)
+        finally:
+            args.open_session.close()
+    if len(files) != 1 or remote[0] is None:
+        raise CliError(f"{command}: name one remote file at a time (local and remote files do not mix)")
+    return run_remote(args, list(argv), files[0], remote[0])
+
+
+class Opener:
+    """Opens local paths as usual and remote addresses over SFTP; one connection per host."""
+
+    def __init__(self) -> None:
+        self.connections: dict[str, Any] = {}
+
+    def connection(self, address: Address) -> "Connection":
+        from sessionview.remote.connection import Connection, RemoteError
+
+        key = address.host_label
+        conn = self.connections.get(key)
+        if conn is None:
+            try:
+                conn = Connection(address).open()
+            except RemoteError as exc:
+                raise CliError(str(exc)) from None
+            self.connections[key] = conn
+        return conn
+
+    def __call__(self, path: str, digest: bool = True) -> Any:
+        from sessionview.cli.commands import open_file
+
+        address = parse(path)
+        if address is None:
+            return open_file(path, digest=digest)
+        from sessionview.core.doc.document import NotRegularFile
+        from sessionview.remote.sessions import open_session
+        from sessionview.remote.sftp import SftpAccess
+
+        access = SftpAccess(self.connection(address))
+        try:
+            return open_session(access, address.path or ".", label=path)
+        except NotRegularFile as exc:
+            raise CliError(f"{path}: {str(exc).split(': ', 1)[-1]}") from None
+        except FileNotFoundError:
+            raise CliError(f"{path}: no such file") from None
+        except PermissionError:
+            raise CliError(f"{path}: permission denied") from None
+        except OSError as exc:
+            raise CliError(f"{path}: {exc.strerror or exc}") from None
+
+    def close(self) -> None:
+        for conn in self.connections.values():
+            conn.close()
+        self.connections.clear()
+
+
+def remote_argv(argv: list[str], command: str, file: str, remote_path: str) -> list[str]:
+    """``argv`` with the file argument (the one that is not an option's value) replaced by the host's path."""
+    out = list(argv)
+    start = out.index(command) + 1 if command in out else 0
+    skip = False
+    for i in range(start, len(out)):
+        token = out[i]
+        if skip:
+            skip = False
+            continue
+        if token in VALUE_OPTIONS:
+            skip = True
+            continue
+        if token == file:
+            out[i] = remote_path
+            return out
+    raise CliError(f"{file}: could not find the file among the arguments")
+
+
+def run_remote(args: argparse.Namespace, argv: list[str], file: str, address: Address) -> int:
+    from sessionview.cli.writing import read_input
+    from sessionview.remote import writes
+
+    if args.command == "edit" and args.content is None and args.content_file is None and args.json is None:
+        raise CliError(f"{file}: a remote edit needs --content, --content-file or --json ($EDITOR does not run over SSH)")
+    rargv = remote_argv(argv, args.command, file, address.path or ".")
+    stdin: bytes | None = None
+    for attr, option, _ in LOCAL_INPUTS:
+        value = getattr(args, attr, None)
+        if value is None:
+            continue
+        stdin = read_input(value, option).encode("utf-8", "surrogateescape")
+        rargv = _set_option(rargv, option, "-")
+    opener = Opener()
+    try:
+        conn = opener.connection(address)
+        capability = writes.probe(conn)
+        if not capability.writable:
+            raise CliError(f"{file}: refused: {capability.reason}", 1)
+        code, out, err = writes.run(conn, rargv, stdin)
+    finally:
+        opener.close()
+    _pass(sys.stdout, out)
+    _pass(sys.stderr, err)
+    return code
+
+
+def _set_option(argv: list[str], option: str, value: str) -> list[str]:
+    out = list(argv)
+    for i, token in enumerate(out):
+        if token == option and i + 1 < len(out):
+            out[i + 1] = value
+            return out
+        if token.startswith(option + "="):
+            out[i] = f"{option}={value}"
+            return out
+    return out
+
+
+def _pass(stream: Any, data: bytes) -> None:
+    if not data:
+        return
+    try:
+        stream.flush()
+        stream.buffer.write(data)
+        stream.buffer.flush()
+    except (OSError, ValueError, AttributeError):
+        try:
+            stream.write(data.decode("utf-8", "replace"))
+        except (OSError, ValueError):
+            pass

@@ -1,0 +1,110 @@
+"""Remote sessions: list a directory on a host and open a session there, reading ranges over SFTP.
+
+A JSONL session is indexed through range reads and read on demand, like a local one; a one-document format
+(a LittleGhost store document, a JSON document) is read whole, up to ``jsondoc.MAX_DOCUMENT``, because it
+is one value. A remote session is read-only here: writes run on the host (:mod:`sessionview.remote.writes`).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Callable, Iterator
+
+from sessionview.core import catalog, formats, jsondoc, littleghost
+from sessionview.core.catalog import Entry
+from sessionview.core.doc.document import Document, Source
+from sessionview.core.session import JsonlSession
+from sessionview.core.session_base import Session
+from sessionview.remote.sftp import SftpAccess, SftpFile
+
+READ_ONLY = "a remote session: writes run on its host (sessionview edit/delete/... with the ssh address)"
+
+
+def scan(access: SftpAccess, root: str, should_stop: Callable[[], bool] | None = None) -> Iterator[Entry]:
+    """Every session file under ``root`` on the host, like :func:`sessionview.core.catalog.scan`."""
+    root = access.realpath(root)
+    for path, st in access.walk_files(root, catalog.SKIP_DIRS, catalog.is_session_name):
+        if should_stop is not None and should_stop():
+            return
+        if path.lower().endswith(".json") and not _json_ok(access, path):
+            continue
+        rel = posixpath.relpath(path, root) if path.startswith(root.rstrip("/") + "/") else path
+        yield Entry(path, rel, st.st_size, st.st_mtime)
+
+
+def _json_ok(access: SftpAccess, path: str) -> bool:
+    try:
+        f = access.open(path)
+    except OSError:
+        return False
+    try:
+        return catalog.looks_like_json_document(f.read(0, jsondoc.HEAD_BYTES))
+    except OSError:
+        return False
+    finally:
+        f.close()
+
+
+def describe(access: SftpAccess, path: str) -> tuple[str, int | None, str | None]:
+    """``(format title, record count, error)``, as :func:`sessionview.core.catalog.describe` (reads the head
+    only; the count comes from opening the session, which indexes it through range reads)."""
+    try:
+        session = open_session(access, path)
+    except OSError as exc:
+        return "?", None, str(exc)
+    try:
+        return session.format_title, len(session), None
+    finally:
+        session.close()
+
+
+def open_session(access: SftpAccess, path: str, label: str | None = None) -> Session:
+    """Open the session file ``path`` on the host (read-only). ``label`` is the name it is shown by."""
+    opened = access.open(path)
+    try:
+        st = opened.stat()
+        head = opened.read(0, max(jsondoc.HEAD_BYTES, formats.HEAD_BYTES))
+        name = label or path
+        if littleghost._HEAD.match(head[: littleghost.HEAD_BYTES]) is not None or (
+            jsondoc.looks_like_document(head[: jsondoc.HEAD_BYTES]) and st.st_size <= jsondoc.MAX_DOCUMENT
+        ):
+            data = _read_all(opened, st.st_size)
+            session: Session
+            if littleghost._HEAD.match(data[: littleghost.HEAD_BYTES]) is not None:
+                session = littleghost.LittleGhostSession.from_bytes(data, name)
+            else:
+                session = jsondoc.JsonDocumentSession(data, name, None)
+            opened.close()
+        else:
+            source = Source.from_reader(opened.read, st.st_size, digest=False)
+            doc = Document(source, path=name)
+            session = JsonlSession(doc)
+            _close_with(session, opened)
+    except BaseException:
+        opened.close()
+        raise
+    session.read_only_reason = READ_ONLY
+    return session
+
+
+def _close_with(session: Session, opened: SftpFile) -> None:
+    close = session.close
+
+    def closing() -> None:
+        try:
+            close()
+        finally:
+            opened.close()
+
+    session.close = closing  # type: ignore[method-assign]
+
+
+def _read_all(opened: SftpFile, size: int, chunk: int = 1 << 20) -> bytes:
+    parts, pos = [], 0
+    while pos < size:
+        piece = opened.read(pos, min(chunk, size - pos))
+        if not piece:
+            break
+        parts.append(piece)
+        pos += len(piece)
+    return b"".join(parts)
