@@ -66,19 +66,31 @@ async def _wrap(coro: Awaitable[T]) -> T:
     return await coro
 
 
-def known_hosts_has(host: str, port: int | None) -> bool:
-    """Whether ``~/.ssh/known_hosts`` names ``host`` at all (to tell a changed key from an unknown one)."""
-    path = os.path.join(os.path.expanduser("~"), ".ssh", "known_hosts")
+def known_hosts_has(host: str, port: int | None, user: str | None = None) -> bool:
+    """Whether the known_hosts files name the host at all (to tell a changed key from an unknown one).
+    The host and port are resolved through ``~/.ssh/config`` as the connection resolves them."""
+    import getpass
+
+    from asyncssh.config import SSHClientConfig
+
+    home = os.path.expanduser("~")
+    name, files = host, [os.path.join(home, ".ssh", "known_hosts")]
+    config_file = os.path.join(home, ".ssh", "config")
     try:
-        keys = asyncssh.read_known_hosts(path)
-    except (OSError, ValueError, asyncssh.Error):
-        return False
-    names = [host] if not port or port == 22 else [f"[{host}]:{port}"]
-    for name in names:
+        if os.access(config_file, os.R_OK):
+            cfg = SSHClientConfig.load(None, [config_file], False, False, False, getpass.getuser(), user or (), host, port or ())
+            name = str(cfg.get("HostKeyAlias") or cfg.get("Hostname") or host)
+            port = port or int(cfg.get("Port") or 22)  # type: ignore[call-overload]
+            listed = cfg.get("UserKnownHostsFile")
+            if isinstance(listed, (list, tuple)) and listed:
+                files = [os.path.expanduser(str(f)) for f in listed]
+    except Exception:
+        pass
+    for path in files:
         try:
-            found = keys.match(name, "", port or 22)
+            found = asyncssh.read_known_hosts(path).match(name, "", None if not port or port == 22 else port)
         except Exception:
-            return False
+            continue
         if found and found[0]:
             return True
     return False
@@ -119,7 +131,7 @@ class Connection:
         try:
             conn = await asyncssh.connect(a.host, **opts)
         except asyncssh.HostKeyNotVerifiable as exc:
-            if known_hosts_has(a.host, a.port):
+            if known_hosts_has(a.host, a.port, a.user):
                 raise HostKeyRefused(
                     f"{self.name}: host key verification failed: the host's key does not match known_hosts "
                     f"(it changed: a reinstalled host, or someone in between); nothing was read. Check it, then fix "

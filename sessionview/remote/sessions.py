@@ -58,8 +58,10 @@ def describe(access: SftpAccess, path: str) -> tuple[str, int | None, str | None
         session.close()
 
 
-def open_session(access: SftpAccess, path: str, label: str | None = None) -> Session:
-    """Open the session file ``path`` on the host (read-only). ``label`` is the name it is shown by."""
+def open_session(access: SftpAccess, path: str, label: str | None = None, read_only: str | None = None) -> Session:
+    """Open the session file ``path`` on the host. ``label`` is the name it is shown by; ``read_only`` (for
+    the app, e.g. :data:`READ_ONLY` or a :class:`~sessionview.remote.writes.Capability`'s reason) is set as
+    its ``read_only_reason``: the session object itself never writes to the host."""
     opened = access.open(path)
     try:
         st = opened.stat()
@@ -83,7 +85,8 @@ def open_session(access: SftpAccess, path: str, label: str | None = None) -> Ses
     except BaseException:
         opened.close()
         raise
-    session.read_only_reason = READ_ONLY
+    if read_only is not None:
+        session.read_only_reason = read_only
     return session
 
 

@@ -36,10 +36,10 @@ def test_lists_the_session_directory(sshd, access):
 def test_reads_a_session_in_ranges(sshd, access):
     path = sshd.sessions / "s.jsonl"
     path.write_bytes(b"".join(line("user" if i % 2 else "assistant", f"message {i}") for i in range(200)))
-    session = open_session(access, str(path))
+    session = open_session(access, str(path), read_only="remote")
     try:
         assert len(session) == 200 and session.format == "brute"
         assert session.view(200).text == "message 199"
-        assert session.read_only_reason
+        assert session.read_only_reason == "remote"
     finally:
         session.close()
