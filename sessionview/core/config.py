@@ -16,6 +16,10 @@ mark_range = "v"
 compact = "c"
 undo = "u"
 redo = "ctrl+r"
+
+[hosts]             # the fleet: name = a directory of sessions on a host, ssh://[user@]host[:port]/path or host:path
+web1 = "ssh://agent@web1.example/srv/agents/sessions"
+gpu = "gpu-box:runs"
 ```
 """
 
@@ -40,12 +44,14 @@ class Config:
     summarizer_timeout: float = 120.0
     backups_keep: int = 20
     backups_max_bytes: int = 2 * 1024**3
+    #: the fleet: host name -> the address of its session directory (parsed by :mod:`sessionview.remote`)
+    hosts: dict[str, str] = field(default_factory=dict)
     path: str | None = None
     #: mistakes that did not stop the file from loading (an unknown setting), as ``path:line: what``
     problems: tuple[str, ...] = ()
 
 
-KNOWN_KEYS = ("keymap", "summarizer", "summarizer_timeout", "backups_keep", "backups_max_bytes")
+KNOWN_KEYS = ("keymap", "summarizer", "summarizer_timeout", "backups_keep", "backups_max_bytes", "hosts")
 
 
 def line_of(path: str, key: str, section: str | None = None) -> int | None:
@@ -113,9 +119,16 @@ def load_config(path: str | None = None) -> Config:
         max_bytes = parse_size(data.get("backups_max_bytes", Config.backups_max_bytes), "backups_max_bytes")
     except ValueError as exc:
         raise ConfigError(f"{path}: {exc}") from None
+    hosts = data.get("hosts", {})
+    if not isinstance(hosts, dict) or not all(isinstance(k, str) and k and isinstance(v, str) for k, v in hosts.items()):
+        raise ConfigError(f"{where(path, 'hosts')}: [hosts] must map host names to addresses (name = \"ssh://host/path\" or \"host:path\")")
+    for name, address in hosts.items():
+        if not (address.startswith("ssh://") or ":" in address):
+            raise ConfigError(f"{where(path, name, 'hosts')}: [hosts] {name}: {address!r} is not a remote address (ssh://[user@]host[:port]/path or host:path)")
     problems = tuple(
         f"{where(path, key)}: unknown setting {key!r} (known: {', '.join(KNOWN_KEYS)})" for key in data if key not in KNOWN_KEYS
     )
     return Config(
-        dict(keymap), summarizer, float(timeout), backups_keep=keep, backups_max_bytes=max_bytes, path=path, problems=problems
+        dict(keymap), summarizer, float(timeout), backups_keep=keep, backups_max_bytes=max_bytes, hosts=dict(hosts), path=path,
+        problems=problems
     )
