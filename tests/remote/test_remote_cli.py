@@ -8,7 +8,6 @@ import subprocess
 import sys
 import uuid
 
-import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -1,14 +1,11 @@
 """Reading, listing and following sessions on a real sshd over SFTP."""
 
 import json
-import os
 
 import pytest
 
-from sessionview.core.tail import Appended, Deleted, Pending, Renamed, Replaced, Truncated
 from sessionview.remote.address import Address
 from sessionview.remote.connection import Connection
-from sessionview.remote.follow import remote_follower
 from sessionview.remote.sessions import open_session, scan
 from sessionview.remote.sftp import SftpAccess
 
