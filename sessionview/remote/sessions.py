@@ -111,3 +111,31 @@ def _read_all(opened: SftpFile, size: int, chunk: int = 1 << 20) -> bytes:
         parts.append(piece)
         pos += len(piece)
     return b"".join(parts)
+
+
+def open_tail(access: SftpAccess, path: str, count: int = 256) -> tuple[SftpFile, JsonlSession, int, int, bool]:
+    """A remote JSONL session opened end first, as the app's first screen opens a local one
+    (:func:`sessionview.core.tail_open.open_tail`): only its last ``count`` complete lines are indexed,
+    reading backwards in ranges. Returns ``(file, session, end, size, whole)``: the open file (for a
+    :func:`~sessionview.remote.follow.remote_follower` from ``end``), a session over those lines, where
+    they end, the file's size, and whether they are all of its lines."""
+    from array import array
+
+    from sessionview.core.doc.document import BOM
+    from sessionview.core.doc.linescan import tail_line_starts
+    from sessionview.core.tail_open import complete_end
+
+    opened = access.open(path)
+    try:
+        size = opened.stat().st_size
+        read = opened.read
+        bom = BOM if read(0, min(3, size)) == BOM else b""
+        end = max(complete_end(read, size), len(bom)) if size else 0
+        starts = tail_line_starts(read, len(bom), end, count) if end > len(bom) else []
+        whole = not starts or starts[0] == len(bom)
+        adapter = formats.detect_head(read(0, formats.HEAD_BYTES))
+        session = JsonlSession(Document(Source(read, end, array("q", starts), bom), path=path), adapter=adapter)
+    except BaseException:
+        opened.close()
+        raise
+    return opened, session, end, size, whole
