@@ -188,7 +188,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     fmt = args.to or (export.format_for(out_path) if out_path else None)
     if fmt is None:
         raise CliError("say which format: --to md or --to html (or -o a .md or .html file)")
-    session = open_file(args.file, digest=False)
+    session = (getattr(args, "open_session", None) or open_file)(args.file, digest=False)  # cli.remote: over SFTP
     try:
         first, last = 1, None
         if args.range:

@@ -3,9 +3,10 @@
 :func:`route` is called with the parsed arguments before a command runs. When the command's file is on
 another host:
 
-* ``show`` and ``check`` read it over SFTP, in ranges (:mod:`sessionview.remote.sessions`);
+* ``show``, ``check`` and ``export`` read it over SFTP, in ranges (:mod:`sessionview.remote.sessions`);
+  ``export -o OUT`` writes OUT here;
 * every other command on a file (``edit``, ``delete``, ``truncate``, ``compact``, ``history``, ``undo``,
-  ``prune``, ``export``, ``fork``) runs on the host with the host's own ``sessionview``, so its checks are
+  ``prune``, ``fork``) runs on the host with the host's own ``sessionview``, so its checks are
   made next to the file; its exit status and messages come back unchanged. ``--content-file`` and
   ``--summary-file`` are read here and sent on stdin. Without ``sessionview`` on the host, they are refused:
   remote sessions are then read-only.
@@ -25,7 +26,7 @@ from sessionview.remote.address import Address, parse
 if TYPE_CHECKING:
     from sessionview.remote.connection import Connection
 
-READ_COMMANDS = ("show", "check")
+READ_COMMANDS = ("show", "check", "export")  # read over SFTP; export writes its output here
 #: options whose next argument is a value, not the file
 VALUE_OPTIONS = frozenset(
     {"--content", "--content-file", "--json", "--summary", "--summary-file", "--summarizer", "--timeout", "--keep",

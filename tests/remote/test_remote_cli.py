@@ -174,3 +174,30 @@ def test_an_unknown_host_key_is_refused(sshd, tmp_path):
     finally:
         kh.write_text(saved)
     assert path.read_bytes() == brute(CONVO)
+
+
+def test_export_reads_over_sftp_and_writes_here(sshd, tmp_path):
+    path = sshd.sessions / "s.jsonl"
+    path.write_bytes(brute(CONVO))
+    out = tmp_path / "run.md"
+    code, _, err = sv("export", f"svtest:{path}", "--to", "md", "-o", out, home=sshd.home)
+    assert code == 0, err
+    local = tmp_path / "local.md"
+    assert sv("export", path, "--to", "md", "-o", local)[0] == 0
+    remote_md, local_md = out.read_text(), local.read_text()
+    assert remote_md.split("\n", 1)[0].startswith("# svtest:")  # the title names the address (Markdown-escaped)
+    assert remote_md.split("\n", 1)[1] == local_md.split("\n", 1)[1]
+    assert not (sshd.sessions / "run.md").exists()
+
+
+def test_stdin_content_is_passed_to_the_host(sshd):
+    path = sshd.sessions / "s.jsonl"
+    path.write_bytes(brute(CONVO))
+    code, _, err = sv("edit", f"svtest:{path}", "4", "--content-file", "-", home=sshd.home, stdin="from stdin ✓".encode())
+    assert code == 0, err
+    assert json.loads(path.read_bytes().split(b"\n")[3])["content"] == "from stdin ✓"
+
+
+def test_the_app_refuses_a_remote_address_in_one_line(sshd):
+    code, out, err = sv(f"svtest:{sshd.sessions}", home=sshd.home)
+    assert code == 2 and "the app does not open remote sessions yet" in err and len(err.strip().splitlines()) == 1
