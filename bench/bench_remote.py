@@ -127,6 +127,44 @@ def describe(xs: list[float]) -> dict:
     return {"median_ms": statistics.median(xs) * 1e3, "p90_ms": xs[int(len(xs) * 0.9) - 1] * 1e3, "max_ms": xs[-1] * 1e3}
 
 
+def measure(access, path: str, label: str, tmp: str, args: argparse.Namespace) -> dict:
+    from sessionview.core.tail import Follower
+    from sessionview.remote.follow import POLL_INTERVAL, remote_follower
+    from sessionview.remote.sessions import open_session
+
+    row: dict = {"bytes": os.path.getsize(path)}
+    local_s, _ = timed(lambda: first_screen_local(path), args.repeat)
+    remote_s, (n, reads, nbytes) = timed(lambda: first_screen_remote(access, path), args.repeat)
+    row["first_screen"] = {"local_ms": local_s * 1e3, "remote_ms": remote_s * 1e3, "records": n,
+                           "sftp_reads": reads, "sftp_bytes": nbytes}
+
+    from sessionview.core.doc.document import Document
+
+    def whole_local():
+        d = Document.load(path, digest=False)
+        d.close()
+
+    def whole_remote():
+        s = open_session(access, path)
+        s.close()
+
+    wl, _ = timed(whole_local, 1)
+    wr, _ = timed(whole_remote, 1)
+    row["whole_index"] = {"local_s": wl, "remote_s": wr}
+    live = os.path.join(tmp, f"live-{label}.jsonl")
+    with open(path, "rb") as src, open(live, "wb") as dst:
+        dst.write(src.read(min(os.path.getsize(path), 1 << 20)).rsplit(b"\n", 1)[0] + b"\n")
+    local_f = lambda p, off: Follower(p, offset=off)
+    remote_f = lambda p, off: remote_follower(access, p, off)
+    row["follow"] = {
+        "local_10ms": describe(follow_latency(local_f, live, args.appends, 0.01)),
+        "remote_10ms": describe(follow_latency(remote_f, live, args.appends, 0.01)),
+        "local_app_pace": describe(follow_latency(local_f, live, args.appends, POLL_INTERVAL)),
+        "remote_app_pace": describe(follow_latency(remote_f, live, args.appends, POLL_INTERVAL)),
+    }
+    return row
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="10M,100M")
@@ -138,11 +176,8 @@ def main() -> None:
 
     import remote_sshd
 
-    from sessionview.core.tail import Follower
     from sessionview.remote.address import Address
     from sessionview.remote.connection import Connection
-    from sessionview.remote.follow import POLL_INTERVAL, remote_follower
-    from sessionview.remote.sessions import open_session
     from sessionview.remote.sftp import SftpAccess
 
     figures: dict = {"sizes": {}}
@@ -156,36 +191,7 @@ def main() -> None:
             access = SftpAccess(conn)
             for label in args.sizes.split(","):
                 path = ensure_file(args.data_dir, label)
-                row: dict = {"bytes": os.path.getsize(path)}
-                local_s, _ = timed(lambda: first_screen_local(path), args.repeat)
-                remote_s, (n, reads, nbytes) = timed(lambda: first_screen_remote(access, path), args.repeat)
-                row["first_screen"] = {"local_ms": local_s * 1e3, "remote_ms": remote_s * 1e3, "records": n,
-                                       "sftp_reads": reads, "sftp_bytes": nbytes}
-
-                from sessionview.core.doc.document import Document
-
-                def whole_local():
-                    d = Document.load(path, digest=False)
-                    d.close()
-
-                def whole_remote():
-                    s = open_session(access, path)
-                    s.close()
-
-                wl, _ = timed(whole_local, 1)
-                wr, _ = timed(whole_remote, 1)
-                row["whole_index"] = {"local_s": wl, "remote_s": wr}
-                live = os.path.join(tmp, f"live-{label}.jsonl")
-                with open(path, "rb") as src, open(live, "wb") as dst:
-                    dst.write(src.read(min(os.path.getsize(path), 1 << 20)).rsplit(b"\n", 1)[0] + b"\n")
-                local_f = lambda p, off: Follower(p, offset=off)
-                remote_f = lambda p, off: remote_follower(access, p, off)
-                row["follow"] = {
-                    "local_10ms": describe(follow_latency(local_f, live, args.appends, 0.01)),
-                    "remote_10ms": describe(follow_latency(remote_f, live, args.appends, 0.01)),
-                    "local_app_pace": describe(follow_latency(local_f, live, args.appends, POLL_INTERVAL)),
-                    "remote_app_pace": describe(follow_latency(remote_f, live, args.appends, POLL_INTERVAL)),
-                }
+                row = measure(access, path, label, tmp, args)
                 figures["sizes"][label] = row
                 print(json.dumps({label: row}, indent=1), flush=True)
             conn.close()

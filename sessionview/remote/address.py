@@ -5,7 +5,10 @@ The rule for the scp form (so that a local file name with a colon is never sent 
 * a name that exists locally is always local;
 * it must have a ``:`` before any ``/`` (``./a:b`` and ``dir/a:b`` are local, as with scp);
 * the part before the colon must look like a host: ``[user@]name`` with a name of letters, digits, ``.``,
-  ``-`` and ``_`` (or ``[IPv6]``), not a single letter (``C:``).
+  ``-`` and ``_`` (or ``[IPv6]``), not a single letter (``C:``), and not a session file's name
+  (``s.jsonl:3`` is a local name: no host is called ``*.jsonl``, ``*.json`` or ``*.ndjson``).
+
+Write ``./NAME`` to make any name local.
 
 ``host:`` alone is the home directory; a relative path is relative to it (as SFTP and scp do); an
 ``ssh://`` path is absolute, and ``ssh://host/~/x`` is relative to the home directory.
@@ -72,6 +75,8 @@ def parse(text: str, *, check_local: bool = True) -> Address | None:
         return None
     if len(m["host"]) == 1 and not m["user"]:
         return None  # a drive letter
+    if m["host"].lower().endswith((".jsonl", ".json", ".ndjson")):
+        return None  # a session file's name, e.g. s.jsonl:3
     if check_local and os.path.lexists(text):
         return None
     return Address(_host(m["host"]), m["path"], m["user"], None)

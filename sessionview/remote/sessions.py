@@ -15,7 +15,7 @@ from sessionview.core.catalog import Entry
 from sessionview.core.doc.document import Document, Source
 from sessionview.core.session import JsonlSession
 from sessionview.core.session_base import Session
-from sessionview.remote.sftp import SftpAccess, SftpFile
+from sessionview.remote.sftp import BlockCache, SftpAccess, SftpFile
 
 READ_ONLY = "a remote session: writes run on its host (sessionview edit/delete/... with the ssh address)"
 
@@ -78,7 +78,7 @@ def open_session(access: SftpAccess, path: str, label: str | None = None, read_o
                 session = jsondoc.JsonDocumentSession(data, name, None)
             opened.close()
         else:
-            source = Source.from_reader(opened.read, st.st_size, digest=False)
+            source = Source.from_reader(BlockCache(opened.read), st.st_size, digest=False)
             doc = Document(source, path=name)
             session = JsonlSession(doc)
             _close_with(session, opened)
@@ -128,7 +128,7 @@ def open_tail(access: SftpAccess, path: str, count: int = 256) -> tuple[SftpFile
     opened = access.open(path)
     try:
         size = opened.stat().st_size
-        read = opened.read
+        read = BlockCache(opened.read)
         bom = BOM if read(0, min(3, size)) == BOM else b""
         end = max(complete_end(read, size), len(bom)) if size else 0
         starts = tail_line_starts(read, len(bom), end, count) if end > len(bom) else []

@@ -87,6 +87,41 @@ class SftpFile:
                 pass
 
 
+class BlockCache:
+    """Range reads through a small LRU cache of aligned blocks, so that reading records one by one (a
+    screenful of views) costs a few round trips instead of one each. Only whole blocks are kept (a block
+    cut short by the end of the file is read again next time, so appended bytes are seen). For a
+    session's reads, not a follower's: a follower must see the file as it is now."""
+
+    def __init__(self, read: Callable[[int, int], bytes], block: int = 128 * 1024, blocks: int = 32) -> None:
+        self._read = read
+        self.block = block
+        self.blocks = blocks
+        self._cache: dict[int, bytes] = {}
+
+    def __call__(self, offset: int, size: int) -> bytes:
+        if size <= 0:
+            return b""
+        if size > 2 * self.block:
+            return self._read(offset, size)
+        first, last = offset // self.block, (offset + size - 1) // self.block
+        parts = []
+        for b in range(first, last + 1):
+            data = self._cache.pop(b, None)
+            if data is None:
+                data = self._read(b * self.block, self.block)
+            if len(data) == self.block:
+                self._cache[b] = data  # most recently used last
+                while len(self._cache) > self.blocks:
+                    del self._cache[next(iter(self._cache))]
+            parts.append(data)
+            if len(data) < self.block:
+                break
+        joined = b"".join(parts)
+        lo = offset - first * self.block
+        return joined[lo : lo + size]
+
+
 class SftpAccess:
     """A :class:`~sessionview.core.fileaccess.FileAccess` on one host (an open :class:`Connection`)."""
 
