@@ -285,6 +285,25 @@ def _add_fork(sub: Subparsers) -> None:
     p.set_defaults(func=commands.cmd_fork)
 
 
+def _add_hosts(sub: Subparsers) -> None:
+    p = sub.add_parser("hosts", help="list the sessions of every host in config.toml's [hosts]", formatter_class=_formatter,
+                       description="List the session files of every host named in the [hosts] table of config.toml\n"
+                       "(name = \"ssh://[user@]host[:port]/path\" or \"host:path\"), over SSH, all hosts at once: host,\n"
+                       "last change, size and path, newest first. A host that is down, slow (--timeout) or\n"
+                       "whose key is not in known_hosts is named on stderr as unreachable; the others still\n"
+                       "show. Exit status: 0, or 1 when a host was unreachable.",
+                       epilog="examples:\n  sessionview hosts\n  sessionview hosts web1 gpu --timeout 5")
+    p.add_argument("names", nargs="*", metavar="NAME", help="only these hosts (default: all)")
+    p.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS", help="give up on a host after this long (default 10)")
+    p.set_defaults(func=_cmd_hosts)
+
+
+def _cmd_hosts(args: argparse.Namespace) -> int:
+    from sessionview.cli.remote import cmd_hosts
+
+    return cmd_hosts(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION, epilog=EPILOG, formatter_class=_formatter)
     from sessionview import __version__
@@ -304,6 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_serve(sub)
     _add_export(sub)
     _add_fork(sub)
+    _add_hosts(sub)
     return parser
 
 

@@ -183,3 +183,40 @@ def _pass(stream: Any, data: bytes) -> None:
             stream.write(data.decode("utf-8", "replace"))
         except (OSError, ValueError):
             pass
+
+
+def cmd_hosts(args: argparse.Namespace) -> int:
+    """``sessionview hosts``: every configured host's sessions at once, a host column first."""
+    import time as _time
+
+    from sessionview.cli.output import Out, err
+    from sessionview.core.config import ConfigError, load_config
+    from sessionview.core.text import escape_control
+    from sessionview.remote.fleet import Fleet, FleetCatalog
+
+    try:
+        config = load_config()
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+    hosts = config.hosts
+    if args.names:
+        unknown = [n for n in args.names if n not in hosts]
+        if unknown:
+            raise CliError(f"not in [hosts] of config.toml: {', '.join(unknown)}")
+        hosts = {n: hosts[n] for n in args.names}
+    if not hosts:
+        raise CliError("no [hosts] in config.toml: add name = \"ssh://host/path\" lines (see sessionview hosts --help)")
+    catalog = FleetCatalog(hosts)
+    for listing in Fleet(hosts, timeout=args.timeout).load():
+        catalog.apply(listing)
+    out = Out()
+    rows = catalog.rows()
+    width = max((len(r.host) for r in rows), default=4)
+    for r in rows:
+        when = _time.strftime("%Y-%m-%d %H:%M", _time.gmtime(r.entry.mtime))
+        out.write(f"{escape_control(r.host, one_line=True):<{width}}  {when}  {r.entry.size:>12,}  "
+                  f"{escape_control(r.entry.path, one_line=True)}\n")
+    out.flush()
+    for name, why in catalog.unreachable.items():
+        err(f"{escape_control(name, one_line=True)}: {escape_control(why, one_line=True)}")
+    return 1 if catalog.unreachable else 0

@@ -90,3 +90,24 @@ def test_a_host_with_an_unknown_key_is_marked_and_not_listed(sshd):
     finally:
         kh.write_text(saved)
     assert result.entries == [] and "host key verification failed" in result.error
+
+
+def test_sessionview_hosts_lists_every_host_and_names_the_one_that_is_down(sshd, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    (sshd.sessions / "a.jsonl").write_bytes(b'{"role":"user","content":"hi"}\n')
+    cfg = tmp_path / "config.toml"
+    down = remote_sshd.free_port()
+    cfg.write_text(f'[hosts]\nweb1 = "svtest:{sshd.sessions}"\ndown = "ssh://127.0.0.1:{down}/srv"\n'
+                   f'nosv = "svtest-nosv:{sshd.sessions}"\n')
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = {**os.environ, "PYTHONPATH": repo, "HOME": str(sshd.home), "SESSIONVIEW_CONFIG": str(cfg)}
+    r = subprocess.run([sys.executable, "-m", "sessionview", "hosts", "--timeout", "5"], capture_output=True, env=env, timeout=60)
+    out, err = r.stdout.decode(), r.stderr.decode()
+    assert r.returncode == 1
+    lines = out.splitlines()
+    assert len(lines) == 2 and {ln.split()[0] for ln in lines} == {"web1", "nosv"}
+    assert all(ln.endswith(str(sshd.sessions / "a.jsonl")) for ln in lines)
+    assert err.startswith("sessionview: down: unreachable") and len(err.strip().splitlines()) == 1
