@@ -144,6 +144,8 @@ class Connection:
         except asyncssh.PermissionDenied:
             raise Unreachable(f"{self.name}: permission denied (no key of the agent or ~/.ssh was accepted; "
                               "sessionview never asks for a password)") from None
+        except FileNotFoundError as exc:  # asyncssh stops at a missing IdentityFile, where ssh warns
+            raise Unreachable(f"{self.name}: a key file named in ~/.ssh/config does not exist: {exc.filename or exc}") from None
         except (OSError, asyncssh.Error) as exc:
             raise Unreachable(f"{self.name}: unreachable ({_reason(exc)})") from None
         try:

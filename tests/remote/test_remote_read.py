@@ -1,6 +1,8 @@
 """Reading, listing and following sessions on a real sshd over SFTP."""
 
 import json
+import os
+import time
 
 import pytest
 
@@ -40,3 +42,42 @@ def test_reads_a_session_in_ranges(sshd, access):
         assert session.read_only_reason == "remote"
     finally:
         session.close()
+
+
+def test_the_ssh_agent_logs_in_and_without_a_key_nothing_prompts(sshd, tmp_path, monkeypatch):
+    """A HOME with ~/.ssh/config and known_hosts but no key file: the agent's key logs in; with no agent
+    either, the login is refused in one line (never a password prompt)."""
+    import shutil
+    import subprocess
+
+    from sessionview.remote.connection import Unreachable
+
+    if shutil.which("ssh-agent") is None or shutil.which("ssh-add") is None:
+        pytest.skip("ssh-agent is missing (apt-get install openssh-client)")
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    shutil.copy(sshd.home / ".ssh" / "known_hosts", home / ".ssh" / "known_hosts")
+    config = (sshd.home / ".ssh" / "config").read_text()
+    (home / ".ssh" / "config").write_text(config)
+    monkeypatch.setenv("HOME", str(home))
+    with pytest.raises(Unreachable, match=r"a key file named in ~/.ssh/config does not exist: .*id_ed25519"):
+        Connection(Address("svtest", "")).open()
+    (home / ".ssh" / "config").write_text("\n".join(ln for ln in config.splitlines() if "IdentityFile" not in ln) + "\n")
+    with pytest.raises(Unreachable, match="permission denied .*never asks for a password"):
+        Connection(Address("svtest", "")).open()
+    sock = tmp_path / "agent.sock"
+    agent = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while not sock.exists():  # the agent makes its socket, then waits
+            assert agent.poll() is None and time.monotonic() < deadline
+            time.sleep(0.02)
+        env = {**os.environ, "SSH_AUTH_SOCK": str(sock)}
+        subprocess.run(["ssh-add", "-q", str(sshd.home / ".ssh" / "id_ed25519")], env=env, check=True, capture_output=True)
+        monkeypatch.setenv("SSH_AUTH_SOCK", str(sock))
+        (sshd.sessions / "a.jsonl").write_bytes(line("user", "via the agent"))
+        with Connection(Address("svtest", "")).open() as conn:
+            assert [e.rel for e in scan(SftpAccess(conn), str(sshd.sessions))] == ["a.jsonl"]
+    finally:
+        agent.terminate()
+        agent.wait(10)
