@@ -11,6 +11,11 @@ another host:
   ``--summary-file`` are read here and sent on stdin. Without ``sessionview`` on the host, they are refused:
   remote sessions are then read-only.
 
+``sessionview ADDRESS`` (the app) runs the app on the host, in this terminal (``ssh -t``, with
+``BatchMode=yes``: never a password prompt, and ``StrictHostKeyChecking=yes``: an unknown or changed key is
+refused), so that browsing, following and every edit happen next to the files. It is refused when the
+host has no ``sessionview``, and read-only when the host's is older than this one.
+
 The rule that tells ``host:path`` from a local name is in :mod:`sessionview.remote.address`.
 """
 
@@ -46,10 +51,8 @@ def route(args: argparse.Namespace, argv: Sequence[str]) -> int | None:
     command = getattr(args, "command", None)
     if command is None:
         path = getattr(args, "path", None)
-        if path and parse(path) is not None:
-            raise CliError(f"{path}: the app does not open remote sessions yet; use 'sessionview show' or 'check' "
-                           "with this address, or run sessionview on the host over ssh -t")
-        return None
+        address = parse(path) if path else None
+        return None if address is None else run_app(args, path, address)
     files = _files(args)
     remote = [parse(f) for f in files]
     if not any(remote):
@@ -220,3 +223,65 @@ def cmd_hosts(args: argparse.Namespace) -> int:
     for name, why in catalog.unreachable.items():
         err(f"{escape_control(name, one_line=True)}: {escape_control(why, one_line=True)}")
     return 1 if catalog.unreachable else 0
+
+
+def ssh_argv(address: Address, remote_command: str, ssh: str = "ssh") -> list[str]:
+    """The OpenSSH client command that runs ``remote_command`` on the host in this terminal: a pty, no
+    prompt of any kind, host keys checked strictly (against the same known_hosts and ~/.ssh/config)."""
+    argv = [ssh, "-t", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes", *_same_files_as_asyncssh()]
+    if address.port:
+        argv += ["-p", str(address.port)]
+    if address.user:
+        argv += ["-l", address.user]
+    return [*argv, address.host, "--", remote_command]
+
+
+def _same_files_as_asyncssh() -> list[str]:
+    """ssh reads ~/.ssh of the passwd entry, asyncssh that of $HOME: when they differ, tell ssh to use
+    $HOME's config and known_hosts, so both check the host against the same files."""
+    import os
+    import pwd
+
+    home = os.path.expanduser("~")
+    try:
+        if os.path.realpath(pwd.getpwuid(os.getuid()).pw_dir) == os.path.realpath(home):
+            return []
+    except KeyError:
+        pass
+    out = []
+    config = os.path.join(home, ".ssh", "config")
+    if os.path.exists(config):
+        out += ["-F", config]
+    return [*out, "-o", f"UserKnownHostsFile={os.path.join(home, '.ssh', 'known_hosts')}"]
+
+
+def run_app(args: argparse.Namespace, path: str, address: Address) -> int:
+    """The app on a remote directory or file: checked here over asyncssh (host key, login, the host's
+    sessionview), then run there through ``ssh -t``. Its exit status comes back."""
+    import shutil
+    import subprocess
+
+    from sessionview.remote import writes
+
+    ssh = shutil.which("ssh")
+    if ssh is None:
+        raise CliError(f"{path}: the app on another host needs the OpenSSH client (ssh); 'sessionview show' and "
+                       "'check' read over SFTP without it")
+    opener = Opener()
+    try:
+        capability = writes.probe(opener.connection(address))
+    finally:
+        opener.close()
+    if not capability.installed:
+        raise CliError(f"{path}: {capability.reason}; the app runs on the host, so it cannot open this address. "
+                       "'sessionview show' and 'check' read it over SFTP", 1)
+    read_only = bool(getattr(args, "read_only", False)) or not capability.writable
+    if not capability.writable:
+        from sessionview.cli.output import status
+
+        status(f"{path}: {capability.reason}; opening it read-only")
+    remote_args = [address.path or "."] + (["--read-only"] if read_only else [])
+    try:
+        return subprocess.call(ssh_argv(address, writes.command_line(remote_args), ssh))
+    except KeyboardInterrupt:
+        return 130

@@ -28,6 +28,7 @@ class Capability:
     writable: bool
     reason: str  # why not, when not writable; the remote version when writable
     version: tuple[int, ...] | None = None
+    installed: bool = True  # the host has a sessionview (maybe too old to write with)
 
 
 def _version(text: str) -> tuple[int, ...] | None:
@@ -49,6 +50,7 @@ def probe(conn: Connection) -> Capability:
             False,
             f"remote sessions on {conn.name} are read-only: sessionview is not installed there (its writes run on the "
             "host, next to the file, with every local check; install it there to edit)",
+            installed=False,
         )
     remote = _version(out.decode("utf-8", "replace"))
     mine = local_version()

@@ -133,12 +133,12 @@ Match LocalPort {port_missing}
     HostName 127.0.0.1
     Port {port}
     User {user}
-    IdentityFile ~/.ssh/id_ed25519
+    IdentityFile {dot_ssh}/id_ed25519
 Host svtest-nosv
     HostName 127.0.0.1
     Port {port_missing}
     User {user}
-    IdentityFile ~/.ssh/id_ed25519
+    IdentityFile {dot_ssh}/id_ed25519
 """
     )
     srv = Sshd(root, home, port, port_missing, host_pub, proc, remote_state)

@@ -198,6 +198,15 @@ def test_stdin_content_is_passed_to_the_host(sshd):
     assert json.loads(path.read_bytes().split(b"\n")[3])["content"] == "from stdin ✓"
 
 
-def test_the_app_refuses_a_remote_address_in_one_line(sshd):
-    code, out, err = sv(f"svtest:{sshd.sessions}", home=sshd.home)
-    assert code == 2 and "the app does not open remote sessions yet" in err and len(err.strip().splitlines()) == 1
+def test_the_app_is_refused_on_a_host_without_sessionview_in_one_line(sshd):
+    code, out, err = sv(f"svtest-nosv:{sshd.sessions}", home=sshd.home)
+    assert code == 1 and "sessionview is not installed there" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_app_over_ssh_never_prompts_and_checks_host_keys():
+    from sessionview.cli.remote import ssh_argv
+    from sessionview.remote.address import parse
+
+    argv = ssh_argv(parse("ssh://me@h:2222/srv/a b"), "sessionview '/srv/a b'")
+    assert argv[:6] == ["ssh", "-t", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes"]
+    assert argv[-7:] == ["-p", "2222", "-l", "me", "h", "--", "sessionview '/srv/a b'"]

@@ -57,7 +57,7 @@ def test_the_ssh_agent_logs_in_and_without_a_key_nothing_prompts(sshd, tmp_path,
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
     shutil.copy(sshd.home / ".ssh" / "known_hosts", home / ".ssh" / "known_hosts")
-    config = (sshd.home / ".ssh" / "config").read_text()
+    config = (sshd.home / ".ssh" / "config").read_text().replace(str(sshd.home), str(home))  # a key file not there
     (home / ".ssh" / "config").write_text(config)
     monkeypatch.setenv("HOME", str(home))
     with pytest.raises(Unreachable, match=r"a key file named in ~/.ssh/config does not exist: .*id_ed25519"):
