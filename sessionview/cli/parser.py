@@ -291,10 +291,13 @@ def _add_hosts(sub: Subparsers) -> None:
                        "(name = \"ssh://[user@]host[:port]/path\" or \"host:path\"), over SSH, all hosts at once: host,\n"
                        "last change, size and path, newest first. A host that is down, slow (--timeout) or\n"
                        "whose key is not in known_hosts is named on stderr as unreachable; the others still\n"
-                       "show. Exit status: 0, or 1 when a host was unreachable.",
-                       epilog="examples:\n  sessionview hosts\n  sessionview hosts web1 gpu --timeout 5")
+                       "show. Exit status: 0, or 1 when a host was unreachable. --app shows the same list in the\n"
+                       "app, rows arriving as each host answers.",
+                       epilog="examples:\n  sessionview hosts\n  sessionview hosts web1 gpu --timeout 5\n  sessionview hosts --app")
     p.add_argument("names", nargs="*", metavar="NAME", help="only these hosts (default: all)")
     p.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS", help="give up on a host after this long (default 10)")
+    p.add_argument("--app", action="store_true", help="show them in the app (Enter opens one with the app on its host, over ssh -t)")
+    p.add_argument("--read-only", action="store_true", help="with --app: open sessions read-only")
     p.set_defaults(func=_cmd_hosts)
 
 

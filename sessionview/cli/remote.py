@@ -209,6 +209,10 @@ def cmd_hosts(args: argparse.Namespace) -> int:
         hosts = {n: hosts[n] for n in args.names}
     if not hosts:
         raise CliError("no [hosts] in config.toml: add name = \"ssh://host/path\" lines (see sessionview hosts --help)")
+    if getattr(args, "app", False):
+        from sessionview.ui.fleet import FleetApp
+
+        return int(FleetApp(hosts, timeout=args.timeout, read_only=args.read_only).run() or 0)
     catalog = FleetCatalog(hosts)
     for listing in Fleet(hosts, timeout=args.timeout).load():
         catalog.apply(listing)
@@ -225,36 +229,6 @@ def cmd_hosts(args: argparse.Namespace) -> int:
     return 1 if catalog.unreachable else 0
 
 
-def ssh_argv(address: Address, remote_command: str, ssh: str = "ssh") -> list[str]:
-    """The OpenSSH client command that runs ``remote_command`` on the host in this terminal: a pty, no
-    prompt of any kind, host keys checked strictly (against the same known_hosts and ~/.ssh/config)."""
-    argv = [ssh, "-t", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes", *_same_files_as_asyncssh()]
-    if address.port:
-        argv += ["-p", str(address.port)]
-    if address.user:
-        argv += ["-l", address.user]
-    return [*argv, address.host, "--", remote_command]
-
-
-def _same_files_as_asyncssh() -> list[str]:
-    """ssh reads ~/.ssh of the passwd entry, asyncssh that of $HOME: when they differ, tell ssh to use
-    $HOME's config and known_hosts, so both check the host against the same files."""
-    import os
-    import pwd
-
-    home = os.path.expanduser("~")
-    try:
-        if os.path.realpath(pwd.getpwuid(os.getuid()).pw_dir) == os.path.realpath(home):
-            return []
-    except KeyError:
-        pass
-    out = []
-    config = os.path.join(home, ".ssh", "config")
-    if os.path.exists(config):
-        out += ["-F", config]
-    return [*out, "-o", f"UserKnownHostsFile={os.path.join(home, '.ssh', 'known_hosts')}"]
-
-
 def run_app(args: argparse.Namespace, path: str, address: Address) -> int:
     """The app on a remote directory or file: checked here over asyncssh (host key, login, the host's
     sessionview), then run there through ``ssh -t``. Its exit status comes back."""
@@ -262,6 +236,7 @@ def run_app(args: argparse.Namespace, path: str, address: Address) -> int:
     import subprocess
 
     from sessionview.remote import writes
+    from sessionview.remote.terminal import app_argv
 
     ssh = shutil.which("ssh")
     if ssh is None:
@@ -280,8 +255,7 @@ def run_app(args: argparse.Namespace, path: str, address: Address) -> int:
         from sessionview.cli.output import status
 
         status(f"{path}: {capability.reason}; opening it read-only")
-    remote_args = [address.path or "."] + (["--read-only"] if read_only else [])
     try:
-        return subprocess.call(ssh_argv(address, writes.command_line(remote_args), ssh))
+        return subprocess.call(app_argv(address, address.path, read_only, ssh))
     except KeyboardInterrupt:
         return 130

@@ -204,7 +204,7 @@ def test_the_app_is_refused_on_a_host_without_sessionview_in_one_line(sshd):
 
 
 def test_the_app_over_ssh_never_prompts_and_checks_host_keys():
-    from sessionview.cli.remote import ssh_argv
+    from sessionview.remote.terminal import ssh_argv
     from sessionview.remote.address import parse
 
     argv = ssh_argv(parse("ssh://me@h:2222/srv/a b"), "sessionview '/srv/a b'")
