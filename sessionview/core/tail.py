@@ -229,9 +229,11 @@ class Follower:
                 read = preader(fd)
             else:
                 fd, opened = -1, self._access.open(self.path)
-                st = opened.stat()  # type: ignore[assignment]
                 read = opened.read
+                st = opened.stat()  # type: ignore[assignment]
         except OSError:
+            if opened is not None:
+                opened.close()
             return []  # gone again or not readable yet: try next poll
         keeps = not self.deleted and st.st_size >= self.offset and self._starts_with_shown(read)
         self.close()

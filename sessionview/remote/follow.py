@@ -9,7 +9,7 @@ compaction, a replacement, a deletion.
 
 from __future__ import annotations
 
-from sessionview.core.tail import Follower
+from sessionview.core.tail import Event, Follower
 from sessionview.remote.sftp import SftpAccess
 
 POLL_INTERVAL = 0.25  # seconds between polls (a change shows within one interval plus a round trip)
@@ -17,6 +17,27 @@ VERIFY_LIMIT = 64 * 1024  # keep the reported prefix up to this size; beyond it,
 WINDOW = 16 * 1024
 
 
-def remote_follower(access: SftpAccess, path: str, offset: int = 0) -> Follower:
+class RemoteFollower(Follower):
+    """A :class:`Follower` whose polls never raise when the host stops answering: such a poll returns no
+    events and :attr:`error` says why (None again once a poll gets through)."""
+
+    _error: str | None = None
+
+    @property
+    def error(self) -> str | None:
+        access = self._access
+        return self._error or (access.error if isinstance(access, SftpAccess) else None)
+
+    def poll(self) -> list[Event]:
+        try:
+            events = super().poll()
+        except OSError as exc:  # the connection dropped or a request timed out: try again next poll
+            self._error = str(exc) or type(exc).__name__
+            return []
+        self._error = None
+        return events
+
+
+def remote_follower(access: SftpAccess, path: str, offset: int = 0) -> RemoteFollower:
     """A follower of ``path`` on ``access``'s host, already read up to ``offset`` (just past a newline)."""
-    return Follower(path, offset=offset, access=access, verify_limit=VERIFY_LIMIT, window=WINDOW)
+    return RemoteFollower(path, offset=offset, access=access, verify_limit=VERIFY_LIMIT, window=WINDOW)

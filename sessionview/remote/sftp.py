@@ -132,14 +132,24 @@ class SftpAccess:
     @property
     def sftp(self) -> Any:
         if self.connection.sftp is None:
-            raise RemoteError(f"{self.connection.name}: not connected")
+            self.error = f"{self.connection.name}: not connected"
+            raise RemoteError(self.error)
         return self.connection.sftp
+
+    #: why the last request failed for want of the host (connection lost, no answer), or None
+    error: str | None = None
 
     def _call(self, coro: Any, path: str) -> Any:
         try:
-            return call(_guard(coro, path), self.timeout)
+            result = call(_guard(coro, path), self.timeout)
         except TimeoutError:
-            raise TimeoutError(110, f"{self.connection.name}: no answer within {self.timeout:g} s", path) from None
+            self.error = f"{self.connection.name}: no answer within {self.timeout:g} s"
+            raise TimeoutError(110, self.error, path) from None
+        except RemoteError as exc:
+            self.error = str(exc)
+            raise
+        self.error = None
+        return result
 
     def stat(self, path: str, opened: OpenFile | None = None) -> FileStat:
         if not isinstance(opened, SftpFile) or opened.handle is None:

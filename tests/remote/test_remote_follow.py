@@ -172,3 +172,18 @@ def test_deletion_is_deleted_and_what_was_read_stays_readable(sshd, access):
         assert follower.poll() == []
     finally:
         follower.close()
+
+
+def test_a_lost_connection_is_an_error_not_an_exception(sshd):
+    conn = Connection(Address("svtest", "")).open()
+    path = sshd.sessions / "lost.jsonl"
+    path.write_bytes(line("user", "q"))
+    follower = remote_follower(SftpAccess(conn), str(path), offset=path.stat().st_size)
+    try:
+        conn.close()
+        with open(path, "ab") as f:
+            f.write(line("user", "after"))
+        assert follower.poll() == []
+        assert follower.error
+    finally:
+        follower.close()
