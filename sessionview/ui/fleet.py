@@ -35,9 +35,9 @@ class FleetApp(App[int]):
     #status { height: 1; padding: 0 1; background: $panel; }
     """
     BINDINGS = [
-        Binding("q", "quit", "Quit"),
-        Binding("r", "reload", "List again"),
-        Binding("s", "sort", "Order"),
+        Binding("q", "quit", "Quit", id="hosts.quit"),
+        Binding("r", "reload", "List again", id="hosts.reload"),
+        Binding("s", "sort", "Order", id="hosts.sort"),
     ]
 
     def __init__(
