@@ -45,19 +45,6 @@ def _json_ok(access: SftpAccess, path: str) -> bool:
         f.close()
 
 
-def describe(access: SftpAccess, path: str) -> tuple[str, int | None, str | None]:
-    """``(format title, record count, error)``, as :func:`sessionview.core.catalog.describe` (reads the head
-    only; the count comes from opening the session, which indexes it through range reads)."""
-    try:
-        session = open_session(access, path)
-    except OSError as exc:
-        return "?", None, str(exc)
-    try:
-        return session.format_title, len(session), None
-    finally:
-        session.close()
-
-
 def open_session(access: SftpAccess, path: str, label: str | None = None, read_only: str | None = None) -> Session:
     """Open the session file ``path`` on the host. ``label`` is the name it is shown by; ``read_only`` (for
     the app, e.g. :data:`READ_ONLY` or a :class:`~sessionview.remote.writes.Capability`'s reason) is set as

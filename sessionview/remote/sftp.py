@@ -180,9 +180,6 @@ class SftpAccess:
             raise NotRegularFile(f"{path}: not a regular file ({describe_mode(attrs.permissions or 0)})")
         return SftpFile(self, handle, path)
 
-    def is_dir(self, path: str) -> bool:
-        return stat_mod.S_ISDIR(self.stat(path).st_mode)
-
     def realpath(self, path: str) -> str:
         return str(self._call(self.sftp.realpath(path or "."), path))
 
@@ -190,9 +187,6 @@ class SftpAccess:
         """``(name, lstat)`` for each entry of a directory (one request batch, no per-file stat)."""
         names = self._call(self.sftp.readdir(path), path)
         return [(n.filename, _stat_of(n.attrs, OTHER_FILE)) for n in names if n.filename not in (".", "..")]
-
-    def reader(self, opened: SftpFile) -> Callable[[int, int], bytes]:
-        return opened.read
 
     def walk_files(self, root: str, skip: frozenset[str], wanted: Callable[[str], bool]) -> Iterator[tuple[str, FileStat]]:
         """Regular files under ``root`` whose name is ``wanted`` (links to files are followed, links to

@@ -210,3 +210,14 @@ def test_the_app_over_ssh_never_prompts_and_checks_host_keys():
     argv = ssh_argv(parse("ssh://me@h:2222/srv/a b"), "sessionview '/srv/a b'")
     assert argv[:6] == ["ssh", "-t", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes"]
     assert argv[-7:] == ["-p", "2222", "-l", "me", "h", "--", "sessionview '/srv/a b'"]
+
+
+def test_check_takes_local_and_remote_files_together(sshd, tmp_path):
+    remote = sshd.sessions / "r.jsonl"
+    remote.write_bytes(brute(CONVO))
+    local = tmp_path / "l.jsonl"
+    local.write_bytes(brute(CONVO[:2]))
+    code, out, err = sv("check", local, f"svtest:{remote}", f"svtest:{sshd.sessions}/gone.jsonl", home=sshd.home)
+    assert code == 2 and err.strip().endswith("gone.jsonl: no such file")
+    assert f"{local}:2: dangling tool call" in out
+    assert f"svtest:{remote}: ok (Brute JSONL, 5 records)" in out
