@@ -161,9 +161,10 @@ def _checked(path: str, opener: "Callable[..., Session]" = open_file) -> "tuple[
     from sessionview.core import ops
     from sessionview.core.doc.linescan import SourceChanged
 
+    wait_quiet = getattr(opener, "wait_quiet", ops.wait_quiet)  # cli.remote: over SFTP for a remote file
     for attempt in range(ops.ATTEMPTS):
         if attempt:
-            ops.wait_quiet(path)
+            wait_quiet(path)
         try:
             session = opener(path, digest=False)  # read-only: no SHA-256 while indexing
             try:

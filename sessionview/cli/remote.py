@@ -109,6 +109,34 @@ class Opener:
         except OSError as exc:
             raise CliError(f"{path}: {exc.strerror or exc}") from None
 
+    def wait_quiet(self, path: str, quiet: float = 0.2, timeout: float = 2.0) -> None:
+        """Wait until the file stops changing (size and mtime, over SFTP for a remote one), as a local
+        read waits for a writer to finish a rewrite before it tries again."""
+        import time
+
+        from sessionview.core import ops
+
+        address = parse(path)
+        if address is None:
+            ops.wait_quiet(path)
+            return
+        from sessionview.remote.sftp import SftpAccess
+
+        access = SftpAccess(self.connection(address))
+        start = time.monotonic()
+        last, since = None, start
+        while time.monotonic() - start < timeout:
+            try:
+                st = access.stat(address.path or ".")
+            except OSError:
+                return
+            key = (st.st_size, st.st_mtime_ns)
+            if key != last:
+                last, since = key, time.monotonic()
+            elif time.monotonic() - since >= quiet:
+                return
+            time.sleep(0.02)
+
     def close(self) -> None:
         for conn in self.connections.values():
             conn.close()
