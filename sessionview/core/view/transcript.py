@@ -439,6 +439,11 @@ def quick_view(session: Session, n: int, raw: bytes) -> View:
         return session.view(n)
     if view.kind is Kind.UNKNOWN and view.raw is None:
         view.raw = raw[:4096]
+    if view.timestamp is None:
+        try:
+            view.timestamp = session.adapter.timestamp_of(value)
+        except Exception:
+            pass
     return view
 
 
