@@ -29,6 +29,7 @@ from sessionview.core.session import JsonlSession, open_session
 from sessionview.core.session_base import Session
 from sessionview.core.tail import Appended, Pending
 from sessionview.core.tail_open import TailOpen, grow, open_tail
+from sessionview.core.view import timing
 from sessionview.core.view.stats import Stats, compact_json
 
 TAIL_COUNT = 256
@@ -114,6 +115,7 @@ class TranscriptModel:
         self.filter = Filter()
         self.tail_count = 0  # records indexed when opened end first
         self._big_views: dict[int, View] = {}
+        self._start: float | None | bool = False  # the session's first time (False: not looked for yet)
         self._old_fds: list[int] = []  # files read before :meth:`adopt`, closed with the model
 
     # -- opening -------------------------------------------------------------------------------
@@ -184,6 +186,7 @@ class TranscriptModel:
         new = grow(full, extra, old.size) if len(extra) else full
         self.session = JsonlSession(Document(new, path=self.path), adapter=self.adapter)
         self._big_views.clear()
+        self._start = False
         self.base = 0
         if self.rows is not None:
             self.rows = array("q", (n + shift for n in self.rows))
@@ -285,6 +288,52 @@ class TranscriptModel:
     def record_size(self, n: int) -> int | None:
         if isinstance(self.session, JsonlSession):
             return self.session.doc.record_size(n)
+        return None
+
+    # -- time -------------------------------------------------------------------------------------
+    def start_time(self, look: int = 50) -> float | None:
+        """The time of the session's first timed record (among its first ``look``), once numbering is
+        known; None where the format records no time."""
+        if self._start is not False:
+            return self._start if isinstance(self._start, float) else None
+        if not self.indexed:
+            return None
+        found: float | None = None
+        for n in range(1, min(len(self.session), look) + 1):
+            found = timing.view_time(self.view(n))
+            if found is not None:
+                break
+        self._start = found
+        return found
+
+    def time_note(self, n: int, view: View) -> str:
+        """What the transcript says of record ``n``'s time: ``+12:03`` from the session's start, the
+        quiet before it when long (``⏸ 5m 00s``), and on a tool result how long its call took."""
+        t = timing.view_time(view)
+        if t is None:
+            return ""
+        parts: list[str] = []
+        if n > 1:
+            gap = timing.gap_before(view, self.view(n - 1))
+            if gap is not None:
+                parts.append(f"⏸ {timing.duration(gap)}")
+        took = self.call_seconds(view)
+        if took is not None:
+            parts.append(f"took {timing.duration(took)}")
+        start = self.start_time()
+        if start is not None:
+            parts.append(timing.relative(t, start))
+        return " · ".join(parts)
+
+    def call_seconds(self, view: View) -> float | None:
+        """For a tool result: seconds from its call's record to it (where both are timed and the call is known)."""
+        for result in view.tool_results:
+            if result.call_id is None:
+                continue
+            for s in (self.stats, self.appended_stats):
+                m = s.calls.get(result.call_id) if s is not None else None
+                if m is not None and m != view.number and 1 <= m <= len(self.session):
+                    return timing.call_duration(view, self.view(m))
         return None
 
     # -- scanning (for worker threads) ----------------------------------------------------------

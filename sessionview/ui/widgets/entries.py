@@ -50,7 +50,8 @@ class EntryCache:
         if hit is not None:
             return hit
         view = m.view(n)
-        entry = Entry(view, m.line_number(n), expanded, term, links(view), m.record_size(n) if view.kind is Kind.INVALID else None)
+        size = m.record_size(n) if view.kind is Kind.INVALID else None
+        entry = Entry(view, m.line_number(n), expanded, term, links(view), size, when=m.time_note(n, view))
         lines = painter.render(entry)
         self.lines.set(key, lines)
         return lines
