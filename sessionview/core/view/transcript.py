@@ -313,13 +313,13 @@ class TranscriptModel:
         if t is None:
             return ""
         parts: list[str] = []
-        if n > 1:
-            gap = timing.gap_before(view, self.view(n - 1))
-            if gap is not None:
-                parts.append(f"⏸ {timing.duration(gap)}")
         took = self.call_seconds(view)
         if took is not None:
             parts.append(f"took {timing.duration(took)}")
+        elif n > 1:  # a result's wait is its call's duration, said above
+            gap = timing.gap_before(view, self.view(n - 1))
+            if gap is not None:
+                parts.append(f"⏸ {timing.duration(gap)}")
         start = self.start_time()
         if start is not None:
             parts.append(timing.relative(t, start))
