@@ -107,6 +107,7 @@ class Timing:
     call_seconds: float = 0.0  # sum over the calls whose duration is known
     longest_call: tuple[float, int] | None = None  # (seconds, record number of the result)
     _last: float | None = None
+    _first: tuple[float, int] | None = None  # the first time seen and its record
     _open: dict[str, float] = field(default_factory=dict)
     open_limit: int = 10000
     keep_gaps: int = 1000
@@ -116,6 +117,8 @@ class Timing:
         if t is None:
             return
         self.timed += 1
+        if self._first is None:
+            self._first = (t, view.number)
         if self.start is None or t < self.start:
             self.start = t
         if self.end is None or t > self.end:
@@ -145,6 +148,13 @@ class Timing:
 
     def merge(self, other: "Timing") -> None:
         """Add ``other`` (records that came after the ones seen here)."""
+        if self._last is not None and other._first is not None and other._first[0] - self._last >= GAP:
+            seconds = other._first[0] - self._last
+            self.longest_gap = max(self.longest_gap, seconds)
+            if len(self.gaps) < self.keep_gaps:
+                self.gaps.append((other._first[1], seconds))
+        if self._first is None:
+            self._first = other._first
         for number, seconds in other.gaps:
             if len(self.gaps) < self.keep_gaps:
                 self.gaps.append((number, seconds))
@@ -168,6 +178,7 @@ class Timing:
         out.calls_timed, out.call_seconds = self.calls_timed, self.call_seconds
         out.longest_call = (self.longest_call[0], self.longest_call[1] + base) if self.longest_call else None
         out._last, out._open = self._last, dict(self._open)
+        out._first = (self._first[0], self._first[1] + base) if self._first else None
         return out
 
 
