@@ -64,7 +64,7 @@ class SessionScreen(Screen):
         Binding("a", "reapply", "Apply again", tooltip="apply again the edit that a conflict or an agent left out of the file", id="reapply"),
         Binding("H", "history", "History & backups", show=False, id="history"),
         # the context view and dropping a tool result's content (sessionview.ui.screens.context)
-        Binding("C", "context", "Context", tooltip="where the tokens go: context over the session, largest records, totals", id="session.context"),
+        Binding("C", "context", "Context", show=False, tooltip="where the tokens go: context over the session, largest records, totals", id="session.context"),
         Binding("D", "drop_result", "Drop result", show=False, tooltip="replace the selected tool result's content by a marker (preview first)", id="drop_result"),
     ]
 
