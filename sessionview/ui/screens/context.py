@@ -9,7 +9,7 @@ the session's file changes (a save, an append).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from rich.text import Text
 from textual import on, work
@@ -28,8 +28,18 @@ from sessionview.core.view.humanize import human_count
 from sessionview.core.view.transcript import TranscriptModel
 from sessionview.ui.wording import plural
 
-if TYPE_CHECKING:
-    from sessionview.ui.screens.session import SessionScreen
+
+
+class SessionLike(Protocol):
+    """What the context view asks of the session screen under it."""
+
+    model: TranscriptModel | None
+    display_path: str
+    read_only: bool
+    state: str
+
+    def show_record(self, n: int) -> None: ...
+    def drop_result_of(self, n: int) -> None: ...
 
 BAR = 12  # cells of a token bar
 SHOWN = 100  # records in the ranking
@@ -91,9 +101,9 @@ class ContextScreen(Screen):
             self.generation = generation
             self.model = model
 
-    def __init__(self, session: "SessionScreen") -> None:
+    def __init__(self, session: Any) -> None:  # a SessionScreen (SessionLike)
         super().__init__()
-        self.session = session
+        self.session: SessionLike = session
         self.profile: ContextProfile | None = None
         self.rows: list[int] = []  # record numbers of the table's rows
         self._generation = 0
