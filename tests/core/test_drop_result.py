@@ -56,7 +56,7 @@ def test_drop_keeps_the_id_and_every_other_line(src, tmp_path):
     before, after, n = drop_and_write(src, tmp_path)
     old_lines, new_lines = before.splitlines(keepends=True), after.splitlines(keepends=True)
     assert len(old_lines) == len(new_lines)
-    for i, (a, b) in enumerate(zip(old_lines, new_lines), 1):
+    for i, (a, b) in enumerate(zip(old_lines, new_lines, strict=True), 1):
         if i != n:
             assert a == b, f"line {i} changed"
     assert MARK.encode() in new_lines[n - 1] and new_lines[n - 1] != old_lines[n - 1]
@@ -113,7 +113,7 @@ def test_a_range_drops_every_result_in_it_and_keeps_the_rest(tmp_path):
     finally:
         session.close()
     after = path.read_bytes().splitlines(keepends=True)
-    changed = [i for i, (a, b) in enumerate(zip(before, after), 1) if a != b]
+    changed = [i for i, (a, b) in enumerate(zip(before, after, strict=True), 1) if a != b]
     assert changed and all(b'"role":"tool"' in after[i - 1] and MARK.encode() in after[i - 1] for i in changed)
     assert 8 not in changed  # already dropped by Brute itself: its bytes stay
 

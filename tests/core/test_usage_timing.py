@@ -116,11 +116,11 @@ def test_transcript_time_notes_are_relative_to_the_start():
     m = TranscriptModel.open(str(REAL / "claude-code" / "daaain-sidechain_integrated.jsonl"))
     try:
         m.stats = m.compute_stats()
-        assert m.time_note(1, m.view(1)) == "+0:00"
-        assert m.time_note(2, m.view(2)) == "took 1m 59s · +1:59"  # a result: its call's duration, no gap twice
-        assert m.time_note(5, m.view(5)) == "⏸ 1m 17s · +1:22"  # the quiet before it
-        assert m.time_note(6, m.view(6)) == "+2:05"
-        assert m.call_seconds(m.view(2)) == pytest.approx(119.555, abs=0.001)
+        assert timing.note(m, 1, m.view(1)) == "+0:00"
+        assert timing.note(m, 2, m.view(2)) == "took 1m 59s · +1:59"  # a result: its call's duration, no gap twice
+        assert timing.note(m, 5, m.view(5)) == "⏸ 1m 17s · +1:22"  # the quiet before it
+        assert timing.note(m, 6, m.view(6)) == "+2:05"
+        assert timing.call_seconds(m, m.view(2)) == pytest.approx(119.555, abs=0.001)
     finally:
         m.close()
 

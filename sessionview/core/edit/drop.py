@@ -63,9 +63,10 @@ def plan_drop_results(session: Editable, first: int, last: int | None = None, *,
         except Exception as exc:
             raise Refused(f"record #{number} is not valid JSON ({exc})") from None
 
-        def marker(call_id: str | None) -> str:
-            tool = names.get(call_id or "") or next((r.name for r in view.tool_results if r.call_id == call_id and r.name), None)
-            return marker_text(tool)
+        on_result: dict[str | None, str | None] = {r.call_id: r.name for r in view.tool_results if r.name}
+
+        def marker(call_id: str | None, on_result: dict[str | None, str | None] = on_result) -> str:
+            return marker_text(names.get(call_id or "") or on_result.get(call_id))
 
         try:
             value = session.adapter.drop_results(original, view, marker)

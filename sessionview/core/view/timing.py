@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from typing import Any
 
 from sessionview.core.doc.model import View
 
@@ -198,3 +199,37 @@ def call_duration(result: View, call: View) -> float | None:
     if t is None or c is None:
         return None
     return max(0.0, t - c)
+
+
+def note(model: Any, n: int, view: View) -> str:
+    """What the transcript says of record ``n``'s time (``model``: a
+    :class:`~sessionview.core.view.transcript.TranscriptModel`): ``+12:03`` from the session's start, the
+    quiet before it when long (``⏸ 5m 00s``), and on a tool result how long its call took."""
+    t = view_time(view)
+    if t is None:
+        return ""
+    parts: list[str] = []
+    took = call_seconds(model, view)
+    if took is not None:
+        parts.append(f"took {duration(took)}")
+    elif n > 1:  # a result's wait is its call's duration, said above
+        gap = gap_before(view, model.view(n - 1))
+        if gap is not None:
+            parts.append(f"⏸ {duration(gap)}")
+    start = model.start_time()
+    if start is not None:
+        parts.append(relative(t, start))
+    return " · ".join(parts)
+
+
+def call_seconds(model: Any, view: View) -> float | None:
+    """For a tool result: seconds from its call's record to it, where both are timed and the model's
+    stats know the call."""
+    for result in view.tool_results:
+        if result.call_id is None:
+            continue
+        for s in (model.stats, model.appended_stats):
+            m = s.calls.get(result.call_id) if s is not None else None
+            if m is not None and m != view.number and 1 <= m <= len(model):
+                return call_duration(view, model.view(m))
+    return None

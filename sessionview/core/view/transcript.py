@@ -306,36 +306,6 @@ class TranscriptModel:
         self._start = found
         return found
 
-    def time_note(self, n: int, view: View) -> str:
-        """What the transcript says of record ``n``'s time: ``+12:03`` from the session's start, the
-        quiet before it when long (``⏸ 5m 00s``), and on a tool result how long its call took."""
-        t = timing.view_time(view)
-        if t is None:
-            return ""
-        parts: list[str] = []
-        took = self.call_seconds(view)
-        if took is not None:
-            parts.append(f"took {timing.duration(took)}")
-        elif n > 1:  # a result's wait is its call's duration, said above
-            gap = timing.gap_before(view, self.view(n - 1))
-            if gap is not None:
-                parts.append(f"⏸ {timing.duration(gap)}")
-        start = self.start_time()
-        if start is not None:
-            parts.append(timing.relative(t, start))
-        return " · ".join(parts)
-
-    def call_seconds(self, view: View) -> float | None:
-        """For a tool result: seconds from its call's record to it (where both are timed and the call is known)."""
-        for result in view.tool_results:
-            if result.call_id is None:
-                continue
-            for s in (self.stats, self.appended_stats):
-                m = s.calls.get(result.call_id) if s is not None else None
-                if m is not None and m != view.number and 1 <= m <= len(self.session):
-                    return timing.call_duration(view, self.view(m))
-        return None
-
     # -- scanning (for worker threads) ----------------------------------------------------------
     def scanner(self) -> "Scanner":
         return Scanner(self.session)

@@ -21,7 +21,7 @@ context at that point of the session.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from sessionview.core.doc.model import Kind, View
 
@@ -55,7 +55,7 @@ def _int(v: Any) -> int:
     return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0
 
 
-def _is_usage(d: Any, keys: tuple[str, ...]) -> bool:
+def _is_usage(d: Any, keys: tuple[str, ...]) -> TypeGuard[dict[str, Any]]:
     return isinstance(d, dict) and any(isinstance(d.get(k), int) and not isinstance(d.get(k), bool) for k in keys)
 
 

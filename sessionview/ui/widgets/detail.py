@@ -106,7 +106,7 @@ def time_and_usage_lines(model: TranscriptModel, number: int, view: View) -> lis
         start = model.start_time()
         if start is not None:
             bits.append(f"{timing.relative(t, start)} into the session")
-        took = model.call_seconds(view)
+        took = timing.call_seconds(model, view)
         if took is not None:
             bits.append(f"the call took {timing.duration(took)}")
         bits.append(f"recorded as {escape_control(view.timestamp or '', one_line=True)}")
