@@ -181,3 +181,9 @@ def test_timing_merges_and_shifts_like_stats():
     assert a.duration == 300 and [n for n, _ in a.gaps] == [2]
     shifted = a.shifted(10)
     assert shifted.gaps[0][0] == 12 and shifted.start == a.start
+
+
+def test_a_gemini_json_document_has_times():
+    s = stats_of(REAL / "gemini" / "agent-sessions-large.json")
+    assert s.timing.start == timing.parse_time("2025-12-16T23:47:01.000Z")
+    assert s.timing.duration is not None and s.timing.duration > 0
