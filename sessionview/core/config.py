@@ -16,6 +16,8 @@ mark_range = "v"
 compact = "c"
 undo = "u"
 redo = "ctrl+r"
+drop_result = "D"
+"session.context" = "C"
 ```
 """
 
