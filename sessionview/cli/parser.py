@@ -31,6 +31,7 @@ commands:
   sessionview delete FILE N[:M]      remove records N to M
   sessionview truncate FILE --keep N keep records 1 to N
   sessionview compact FILE N:M       replace records N to M with one summary message
+  sessionview drop-result FILE N[:M] replace the content of the tool results in N to M by a marker
   sessionview history FILE           list the backups of FILE, newest first
   sessionview undo FILE              restore the newest backup of FILE
   sessionview prune [FILE...]        remove old backups beyond the retention policy
@@ -177,6 +178,17 @@ def _add_compact(sub: Subparsers) -> None:
     p.set_defaults(func=writing.cmd_compact)
 
 
+def _add_drop_result(sub: Subparsers) -> None:
+    p = _writer(sub, "drop-result", "drop the content of tool results", "Replace the content of every tool result in records N to M by Brute's marker,\n"
+               "'[compacted:tool_results] Result dropped to free context. Call <tool> again if you still need it.'\n"
+               "Each result keeps its tool call id, so every call keeps its answer; records without a result keep\n"
+               "their bytes. Refused, with the reason, where the format keeps results where a marker cannot stand." + SAFETY,
+               "examples:\n  sessionview drop-result s.jsonl 12\n  sessionview drop-result s.jsonl 2:40 --dry-run")
+    p.add_argument("range", metavar="N[:M]", help="a record number or an inclusive range")
+    _write_flags(p)
+    p.set_defaults(func=writing.cmd_drop_result)
+
+
 def _add_history(sub: Subparsers) -> None:
     p = _writer(sub, "history", "list the backups of a file", "List the backups of FILE, newest first, and the retention policy.\n"
                "Backups live under $XDG_STATE_HOME/sessionview/backups (default ~/.local/state/...),\n"
@@ -320,6 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_delete(sub)
     _add_truncate(sub)
     _add_compact(sub)
+    _add_drop_result(sub)
     _add_history(sub)
     _add_undo(sub)
     _add_prune(sub)

@@ -1,4 +1,4 @@
-"""The writing commands: edit, delete, truncate, compact, undo, and the backups' history and prune.
+"""The writing commands: edit, delete, truncate, compact, drop-result, undo, and the backups' history and prune.
 
 Each calls :mod:`sessionview.core.ops` and says what happened on stderr (stdout carries only what was asked
 to be seen: the --dry-run diff, the history). Heavy modules are imported inside the commands that need them.
@@ -182,6 +182,17 @@ def cmd_compact(args: argparse.Namespace) -> int:
             text = read_input(args.summary_file, "--summary-file")
         source = ops.SummarySource(text=text, command=args.summarizer, timeout=args.timeout)
         return ops.plan_compact(session, first, last, source, force=args.force)
+
+    return _run_write(args, plan)
+
+
+def cmd_drop_result(args: argparse.Namespace) -> int:
+    from sessionview.core import ops
+    from sessionview.core.edit.plan import parse_range
+
+    def plan(session: "Editable") -> "Change":
+        first, last = parse_range(args.range, len(session))
+        return ops.plan_drop_result(session, first, last, force=args.force)
 
     return _run_write(args, plan)
 

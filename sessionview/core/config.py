@@ -16,6 +16,8 @@ mark_range = "v"
 compact = "c"
 undo = "u"
 redo = "ctrl+r"
+drop_result = "D"
+"session.context" = "C"
 
 [hosts]             # the fleet: name = a directory of sessions on a host, ssh://[user@]host[:port]/path or host:path
 web1 = "ssh://agent@web1.example/srv/agents/sessions"

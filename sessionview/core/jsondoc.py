@@ -153,4 +153,9 @@ class JsonDocumentSession(Session):
             view.problems.append(warn(number, f"schema check failed: {type(exc).__name__}: {exc}"))
         if view.kind is Kind.UNKNOWN and view.raw is None:
             view.raw = json.dumps(value, ensure_ascii=False)[:RAW_PREVIEW].encode("utf-8", "replace")
+        if view.timestamp is None:
+            try:
+                view.timestamp = self.adapter.timestamp_of(value)
+            except Exception:  # noqa: BLE001 - never raise from a view
+                pass
         return view

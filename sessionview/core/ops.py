@@ -1,6 +1,6 @@
 """The one operation layer of the CLI and the app: plan → preview → commit → describe.
 
-- **plan**: :func:`plan_edit`, :func:`plan_delete`, :func:`plan_truncate`, :func:`plan_compact` (with the
+- **plan**: :func:`plan_edit`, :func:`plan_delete`, :func:`plan_truncate`, :func:`plan_drop_result`, :func:`plan_compact` (with the
   compaction's summary from one of its sources: :class:`SummarySource`), each returning a
   :class:`~sessionview.core.edit.change.Change` or raising :class:`Refused`/:class:`InvalidEdit`;
 - **preview**: :func:`preview` (the transcript as the change leaves it) and :func:`diff` (a dry run);
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Callable, TypeVar
 
 from sessionview.core.doc.linescan import SourceChanged
-from sessionview.core.edit import plan as _plan, preview as _preview, summary as _summary, writeback
+from sessionview.core.edit import drop as _drop, plan as _plan, preview as _preview, summary as _summary, writeback
 from sessionview.core.edit.change import Change, Editable, open_editable
 from sessionview.core.edit.preview import PreviewRow
 from sessionview.core.edit.writeback import Outcome
@@ -71,6 +71,12 @@ def plan_delete(session: Editable, first: int, last: int, *, force: bool = False
 
 def plan_truncate(session: Editable, keep: int, *, force: bool = False) -> Change:
     return _plan.plan_truncate(session, keep, force=force)
+
+
+def plan_drop_result(session: Editable, first: int, last: int | None = None, *, force: bool = False) -> Change:
+    """Drop the content of the tool results in records ``first..last`` (one record by default): each keeps
+    its id, its content becomes Brute's ``[compacted:tool_results]`` marker (:mod:`~.edit.drop`)."""
+    return _drop.plan_drop_results(session, first, last, force=force)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ def _classes() -> list[type]:
     import sessionview.ui.dialogs.help  # noqa: F401
     import sessionview.ui.dialogs.history  # noqa: F401
     import sessionview.ui.screens.browser  # noqa: F401
+    import sessionview.ui.screens.context  # noqa: F401
     import sessionview.ui.screens.session  # noqa: F401
 
     found: list[type] = []

@@ -7,11 +7,11 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 from sessionview.core import rubyjson
 from sessionview.core.doc.model import Kind, Problem, View, block_text
-from sessionview.core.errors import InvalidEdit
+from sessionview.core.errors import InvalidEdit, Refused
 from sessionview.core.formats.brute_message import compaction_marker
 
 #: the prefix a compaction summary gets where the format marks it in the text (Brute's convention)
@@ -91,6 +91,30 @@ class Adapter:
         """The record a compaction writes for the summary ``text`` (asked only when compactable)."""
         body = text if compaction_marker(text) else COMPACT_PREFIX + text
         return {"role": "user", "content": body}
+
+    def drop_results(self, value: Any, view: View, marker: Callable[[str | None], str]) -> Any:
+        """A copy of ``value`` whose tool results' content is ``marker(call id)``, every id kept; refused
+        (:class:`Refused`) where the format keeps results where a marker cannot stand for them.
+
+        The base replaces ``tool_result`` blocks' ``content`` in a block list, or the whole content of a
+        message that is a tool result alone (role ``tool``/``toolResult``, a string or a list of text blocks)."""
+        value = copy.deepcopy(value)
+        holder = self.content_holder(value)
+        if holder is not None and view.tool_results:
+            obj, key = holder
+            content = obj.get(key)
+            if isinstance(content, list):
+                blocks = [b for b in content if isinstance(b, dict) and isinstance(b.get("type"), str) and (b["type"] == "tool_result" or b["type"].endswith("_tool_result"))]
+                for b in blocks:
+                    cid = b.get("tool_use_id")
+                    b["content"] = marker(cid if isinstance(cid, str) else None)
+                if blocks:
+                    return value
+            if view.role in ("tool", "toolResult") and not view.tool_calls and len(view.tool_results) == 1:
+                text = marker(view.tool_results[0].call_id)
+                obj[key] = [{"type": "text", "text": text}] if isinstance(content, list) else text
+                return value
+        raise Refused(f"dropping a tool result's content is not supported here: {self.title} keeps this record's results where a marker cannot replace them")
 
     def content_holder(self, value: Any) -> tuple[dict[str, Any], str] | None:
         """The object and key that hold a message's content in ``value``."""

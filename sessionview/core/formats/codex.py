@@ -112,6 +112,18 @@ class CodexAdapter(Adapter):
             return payload, "message"
         return (value, "content") if "content" in value else None
 
+    def drop_results(self, value: Any, view: View, marker: Any) -> Any:
+        """A ``function_call_output``'s (or ``custom_tool_call_output``'s) ``output`` becomes the marker."""
+        item = value.get("payload") if is_envelope(value) else value
+        if isinstance(item, dict) and item.get("type") in ("function_call_output", "custom_tool_call_output"):
+            out = dict(value) if item is value else {**value, "payload": dict(item)}
+            target = out if item is value else out["payload"]
+            cid = item.get("call_id")
+            text = marker(cid if isinstance(cid, str) else None)
+            target["output"] = [{"type": "input_text", "text": text}] if isinstance(item.get("output"), list) else text
+            return out
+        return super().drop_results(value, view, marker)
+
     @classmethod
     def detect(cls, values: list[Any]) -> bool:
         ds = dicts(values)

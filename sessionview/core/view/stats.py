@@ -9,6 +9,8 @@ import orjson
 
 from sessionview.core.doc.model import Kind, View
 from sessionview.core.text import approx_tokens
+from sessionview.core.view.timing import Timing
+from sessionview.core.view.usage import UsageTotals
 
 __all__ = ["Stats", "view_tokens", "compact_json"]
 
@@ -27,9 +29,18 @@ class Stats:
     results: dict[str, int] = field(default_factory=dict)  # tool call id -> record number of its result
     names: dict[str, str] = field(default_factory=dict)  # tool call id -> tool name
     complete: bool = False
+    errors: int = 0  # tool results marked as errors
+    timing: Timing = field(default_factory=Timing)  # start, end, durations and gaps (where times are recorded)
+    usage: UsageTotals = field(default_factory=UsageTotals)  # the usage the file records
+
+    @property
+    def tool_calls(self) -> int:
+        return sum(self.tools.values())
 
     def add(self, view: View) -> None:
         self.records += 1
+        self.timing.add(view)
+        self.usage.add(view)
         self.kinds[view.kind.value] = self.kinds.get(view.kind.value, 0) + 1
         if view.kind is Kind.INVALID:
             self.invalid += 1
@@ -43,6 +54,8 @@ class Stats:
                 self.calls[call.id] = view.number
                 self.names[call.id] = call.name
         for result in view.tool_results:
+            if result.is_error:
+                self.errors += 1
             if result.call_id is not None and result.call_id not in self.results:
                 self.results[result.call_id] = view.number
 
@@ -51,6 +64,9 @@ class Stats:
         self.records += other.records
         self.tokens += other.tokens
         self.invalid += other.invalid
+        self.errors += other.errors
+        self.timing.merge(other.timing)
+        self.usage.merge(other.usage)
         for mine, theirs in ((self.roles, other.roles), (self.kinds, other.kinds), (self.tools, other.tools)):
             for k, v in theirs.items():
                 mine[k] = mine.get(k, 0) + v
@@ -68,6 +84,9 @@ class Stats:
         out.results = {k: v + base for k, v in self.results.items()}
         out.names = dict(self.names)
         out.complete = self.complete
+        out.errors = self.errors
+        out.timing = self.timing.shifted(base)
+        out.usage = self.usage
         return out
 
 

@@ -29,6 +29,7 @@ from sessionview.core.session import JsonlSession, open_session
 from sessionview.core.session_base import Session
 from sessionview.core.tail import Appended, Pending
 from sessionview.core.tail_open import TailOpen, grow, open_tail
+from sessionview.core.view import timing
 from sessionview.core.view.stats import Stats, compact_json
 
 TAIL_COUNT = 256
@@ -114,6 +115,7 @@ class TranscriptModel:
         self.filter = Filter()
         self.tail_count = 0  # records indexed when opened end first
         self._big_views: dict[int, View] = {}
+        self._start: float | None | bool = False  # the session's first time (False: not looked for yet)
         self._old_fds: list[int] = []  # files read before :meth:`adopt`, closed with the model
 
     # -- opening -------------------------------------------------------------------------------
@@ -184,6 +186,7 @@ class TranscriptModel:
         new = grow(full, extra, old.size) if len(extra) else full
         self.session = JsonlSession(Document(new, path=self.path), adapter=self.adapter)
         self._big_views.clear()
+        self._start = False
         self.base = 0
         if self.rows is not None:
             self.rows = array("q", (n + shift for n in self.rows))
@@ -286,6 +289,22 @@ class TranscriptModel:
         if isinstance(self.session, JsonlSession):
             return self.session.doc.record_size(n)
         return None
+
+    # -- time -------------------------------------------------------------------------------------
+    def start_time(self, look: int = 50) -> float | None:
+        """The time of the session's first timed record (among its first ``look``), once numbering is
+        known; None where the format records no time."""
+        if self._start is not False:
+            return self._start if isinstance(self._start, float) else None
+        if not self.indexed:
+            return None
+        found: float | None = None
+        for n in range(1, min(len(self.session), look) + 1):
+            found = timing.view_time(self.view(n))
+            if found is not None:
+                break
+        self._start = found
+        return found
 
     # -- scanning (for worker threads) ----------------------------------------------------------
     def scanner(self) -> "Scanner":
@@ -439,6 +458,11 @@ def quick_view(session: Session, n: int, raw: bytes) -> View:
         return session.view(n)
     if view.kind is Kind.UNKNOWN and view.raw is None:
         view.raw = raw[:4096]
+    if view.timestamp is None:
+        try:
+            view.timestamp = session.adapter.timestamp_of(value)
+        except Exception:
+            pass
     return view
 
 

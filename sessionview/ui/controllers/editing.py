@@ -23,7 +23,7 @@ from sessionview.ui.wording import app_advice, plural
 
 #: actions that write (or only serve writing): hidden in read-only mode
 WRITE_ACTIONS = frozenset(
-    {"edit", "edit_external", "delete", "truncate", "mark_range", "extend_range", "compact", "undo", "redo", "reapply"}
+    {"edit", "edit_external", "delete", "truncate", "mark_range", "extend_range", "compact", "undo", "redo", "reapply", "drop_result"}
 )
 #: binding ids shown under "Editing" in the help screen
 EDIT_BINDING_IDS = frozenset(
@@ -40,6 +40,7 @@ EDIT_BINDING_IDS = frozenset(
         "redo",
         "reapply",
         "history",
+        "drop_result",
     }
 )
 
@@ -265,6 +266,37 @@ class Editing:
                 break
         change = result.change
         if await self.w.commit(lambda: history.apply(change), change, target=first, planned_on=session):
+            self.host.transcript.clear_range()
+
+    # -- drop a tool result's content (the marked range, the selected message, or record ``number``) ----
+    def drop_result(self, number: int | None = None) -> None:
+        if self.w.refuse_if_not_writable():
+            return
+        if number is None:
+            sel = self.w.selection()
+        else:
+            line = self.w.true_number(number)
+            raw = self.w.raw_of(number)
+            sel = (line, line, raw, raw) if line is not None else None
+        if sel is None:
+            return
+        first, last, raw_first, raw_last = sel
+        self.w.start_flow("drop result", lambda: self._drop_result_flow(first, last, raw_first, raw_last))
+
+    async def _drop_result_flow(self, first: int, last: int, raw_first: bytes | None, raw_last: bytes | None) -> None:
+        history = await self.w.begin([(first, raw_first), (last, raw_last)])
+        if history is None:
+            return
+        session = history.session
+        planned = await self.w.plan(
+            history, lambda s, a, b, force: ops.plan_drop_result(s, a, b, force=force), first, last, lambda a, b: f"widen to #{a}-#{b}"
+        )
+        if planned is None:
+            return
+        change, forced = planned
+        if not await self.w.preview(history, change, forced=forced):
+            return
+        if await self.w.commit(lambda: history.apply(change), change, target=change.first, planned_on=session):
             self.host.transcript.clear_range()
 
     def undo(self) -> None:

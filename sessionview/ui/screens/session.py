@@ -63,6 +63,9 @@ class SessionScreen(Screen):
         Binding("ctrl+r", "redo", "Redo", show=False, id="redo"),
         Binding("a", "reapply", "Apply again", tooltip="apply again the edit that a conflict or an agent left out of the file", id="reapply"),
         Binding("H", "history", "History & backups", show=False, id="history"),
+        # the context view and dropping a tool result's content (sessionview.ui.screens.context)
+        Binding("C", "context", "Context", show=False, tooltip="where the tokens go: context over the session, largest records, totals", id="session.context"),
+        Binding("D", "drop_result", "Drop result", show=False, tooltip="replace the selected tool result's content by a marker (preview first)", id="drop_result"),
     ]
 
     COMMANDS = {SessionCommands}
@@ -395,6 +398,31 @@ class SessionScreen(Screen):
 
     def action_history(self) -> None:
         self.editing.show_history()
+
+    # the context view; dropping a tool result's content (from here or from the context view)
+    def action_context(self) -> None:
+        from sessionview.ui.screens.context import ContextScreen
+
+        if self.model is None:
+            return
+        self.app.push_screen(ContextScreen(self))
+
+    def action_drop_result(self) -> None:
+        self.editing.drop_result()
+
+    def drop_result_of(self, n: int) -> None:
+        """Drop the content of record ``n``'s tool results (the context view's ``D``)."""
+        self.editing.drop_result(n)
+
+    def show_record(self, n: int) -> None:
+        """Put the cursor on record ``n`` (the context view's jump)."""
+        model = self.model
+        if model is None:
+            return
+        if not model.row_visible(n):
+            self.notify("that record is hidden by the filter (esc clears it)", markup=False)
+            return
+        self.transcript.move_cursor_to(model.row_of(n), center=True)
 
     # call <-> result
     def action_partner(self) -> None:

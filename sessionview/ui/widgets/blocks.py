@@ -142,6 +142,7 @@ class Entry:
     term: str = ""
     links: Links = Links()
     record_size: int | None = None
+    when: str = ""  # its time: "+12:03" from the start, a gap before it, a call's duration (timing)
 
 
 def number_label(number: int | None) -> str:
@@ -296,7 +297,8 @@ class Painter:
         return lines
 
     def _right(self, e: Entry, tokens: int | None) -> Text:
-        t = Text(number_label(e.number), style=self.pal["transcript--dim"])
+        t = Text(f"{e.when} · " if e.when else "", style=self.pal["transcript--dim"])
+        t.append(number_label(e.number), style=self.pal["transcript--dim"])
         if tokens:
             t.append(f" · ~{human_count(tokens)} tok", style=self.pal["transcript--dim"])
         return t

@@ -14,6 +14,7 @@ from sessionview.ui.wording import problem_text
 from sessionview.core.doc.model import Kind, View
 from sessionview.core.view.render import pretty
 from sessionview.core.text import decode_for_display, escape_control
+from sessionview.core.view import timing, usage
 from sessionview.core.view.humanize import human_size
 from sessionview.core.view.transcript import TranscriptModel
 from sessionview.ui.widgets.text_pane import TextPane
@@ -70,6 +71,7 @@ def detail_lines(model: TranscriptModel, number: int | None, limit: int) -> list
         out.append((f"bytes {record.start:,}–{record.end:,} ({human_size((record.end or 0) - record.start)}, {term})", "text-pane--label"))
     elif size is not None:
         out.append((f"{human_size(size)}", "text-pane--label"))
+    out += time_and_usage_lines(model, number, view)
     for p in view.problems:
         style = "text-pane--error" if p.severity == "error" else "text-pane--warning"
         out += _esc_lines(f"⚠ {problem_text(p.kind, p.message)}", style)
@@ -91,6 +93,31 @@ def detail_lines(model: TranscriptModel, number: int | None, limit: int) -> list
             more = len(text[len(shown) :].encode("utf-8", "surrogatepass"))
             out.append((f"… {more:,} more bytes" + (" · a shows all" if limit < FULL_LIMIT else " not shown"), "text-pane--note"))
     out += _document_extras(model)
+    return out
+
+
+def time_and_usage_lines(model: TranscriptModel, number: int, view: View) -> list[tuple[str, str]]:
+    """The record's absolute time (local, with its zone), how far into the session, a call's duration, and
+    the usage it records."""
+    out: list[tuple[str, str]] = []
+    t = timing.view_time(view)
+    if t is not None:
+        bits = [f"at {timing.absolute_full(t)}"]
+        start = model.start_time()
+        if start is not None:
+            bits.append(f"{timing.relative(t, start)} into the session")
+        took = timing.call_seconds(model, view)
+        if took is not None:
+            bits.append(f"the call took {timing.duration(took)}")
+        bits.append(f"recorded as {escape_control(view.timestamp or '', one_line=True)}")
+        out.append((" · ".join(bits), "text-pane--label"))
+    found = usage.recorded(view)
+    if found is not None:
+        _, u, running = found
+        text = f"usage (recorded): input {u.input:,} · output {u.output:,} · cache read {u.cache_read:,} · cache write {u.cache_write:,} · context {u.context:,}"
+        if running is not None:
+            text += f" · session total {running.total:,}"
+        out.append((text, "text-pane--label"))
     return out
 
 

@@ -13,6 +13,7 @@ from textual.cache import LRUCache
 from textual.strip import Strip
 
 from sessionview.core.doc.model import Kind, View
+from sessionview.core.view import timing
 from sessionview.core.view.transcript import TranscriptModel
 from sessionview.ui.widgets.blocks import Entry, Links, Painter, Palette
 
@@ -50,7 +51,8 @@ class EntryCache:
         if hit is not None:
             return hit
         view = m.view(n)
-        entry = Entry(view, m.line_number(n), expanded, term, links(view), m.record_size(n) if view.kind is Kind.INVALID else None)
+        size = m.record_size(n) if view.kind is Kind.INVALID else None
+        entry = Entry(view, m.line_number(n), expanded, term, links(view), size, when=timing.note(m, n, view))
         lines = painter.render(entry)
         self.lines.set(key, lines)
         return lines

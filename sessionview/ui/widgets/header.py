@@ -15,7 +15,9 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from sessionview.core.text import escape_control
+from sessionview.core.view import timing
 from sessionview.core.view.humanize import human_count, human_size
+from sessionview.core.view.stats import Stats
 from sessionview.ui.widgets.transcript import TranscriptView
 from sessionview.ui.wording import plural
 
@@ -79,19 +81,45 @@ def header_content(model: Any, display_path: str, state_name: str, read_only: bo
         parts.append(f" · {human_size(model.size)}")
         stats = model.stats
         if stats is not None:
-            roles = sorted(stats.roles.items(), key=lambda kv: -kv[1])[:5]
-            for role, n in roles:
-                parts.append((f" · {escape_control(role, one_line=True)} {n:,}", "$text-muted"))
-            if stats.invalid:
-                parts.append((f" · {stats.invalid:,} invalid", "$text-error"))
-            parts.append((f" · ~{human_count(stats.tokens)} tok", "bold"))
+            parts.extend(overview_parts(stats))
         elif model.indexed and model.lines and model.size > stats_auto_limit:
             parts.append((" · ~? tok (f counts)", "$text-muted"))
         else:
-            parts.append((" · ~… tok", "$text-muted"))
+            parts.append((" · … · ~… tok", "$text-muted"))
     line2 = Content.assemble(*parts)
+    if line2.cell_length > width:
+        line2 = line2.truncate(width, ellipsis=True)
     top = spread(line1, right1, width)
     return Content("\n").join([top, line2])
+
+
+def overview_parts(stats: Stats) -> list[tuple[str, str] | str]:
+    """The run in brief: model(s), duration, tool calls, errors, invalid records and tokens (the usage the
+    file records where it records any, else an estimate marked ``~``)."""
+    parts: list[tuple[str, str] | str] = []
+    models = sorted(stats.usage.models.items(), key=lambda kv: -kv[1])
+    if models:
+        names = ", ".join(escape_control(m, one_line=True) for m, _ in models[:2])
+        more = f" +{len(models) - 2}" if len(models) > 2 else ""
+        parts.append((f" · {names}{more}", "$text-secondary"))
+    took = stats.timing.duration
+    if took is not None:
+        parts.append(f" · {timing.duration(took)}")
+    if stats.tool_calls:
+        parts.append(f" · {plural(stats.tool_calls, 'tool call')}")
+    if stats.errors:
+        parts.append((f" · {plural(stats.errors, 'error')}", "bold $text-error"))
+    if stats.invalid:
+        parts.append((f" · {stats.invalid:,} invalid", "$text-error"))
+    u = stats.usage
+    if u.recorded:
+        s = u.sum
+        cache = s.cache_read + s.cache_write
+        text = f" · {human_count(s.input)} in · {human_count(s.output)} out"
+        parts.append((text + (f" · {human_count(cache)} cached tok" if cache else " tok"), "bold"))
+    else:
+        parts.append((f" · ~{human_count(stats.tokens)} tok", "bold"))
+    return parts
 
 
 def status_content(s: "SessionStatus", t: TranscriptView, width: int) -> Content:
