@@ -230,9 +230,9 @@ class _Builder:
             if c.name in SUBAGENT_TOOLS:
                 self.spawners.append(node)
         for r in v.tool_results:
-            node = self.calls.get(r.call_id or "")
-            if node is not None and r.is_error:
-                node.error = True
+            called = self.calls.get(r.call_id or "")
+            if called is not None and r.is_error:
+                called.error = True
         agent = _agent_of_result(v) if v.tool_results else None
         if agent and v.tool_results[0].call_id:
             self.agent_call.setdefault(agent, v.tool_results[0].call_id)
