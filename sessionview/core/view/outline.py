@@ -58,6 +58,7 @@ class Node:
     agent: str | None = None  # a subagent's id
     error: bool = False  # a tool call whose result is an error
     call_id: str | None = None
+    timestamp: str | None = None  # a turn's time, ISO 8601, where the format records it
 
     def walk(self) -> Iterable["Node"]:
         yield self
@@ -219,7 +220,7 @@ class _Builder:
             self.out.nodes.append(Node("compaction", f"compaction ({escape_control(what, one_line=True)})", v.number))
             return
         if is_prompt(v):
-            self.turn = Node("turn", one_line(v.text), v.number)
+            self.turn = Node("turn", one_line(v.text), v.number, timestamp=v.timestamp)
             self.out.nodes.append(self.turn)
             self.out.prompts.append(self.turn)
         for c in v.tool_calls:

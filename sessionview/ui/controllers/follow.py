@@ -29,6 +29,7 @@ from sessionview.core.view.stats import Stats
 from sessionview.core.view.transcript import TranscriptModel
 from sessionview.ui import messages as msg
 from sessionview.ui.controllers.host import SessionHost
+from sessionview.ui.screens.outline import open_at_first_prompt
 from sessionview.ui.widgets.blocks import Links
 from sessionview.ui.widgets.header import REASONS, compaction_text
 
@@ -63,6 +64,7 @@ class Follow:
         self.pending_goto: int | None = None
         self._compaction: tuple[Compacted, int | None] | None = None  # the event and the count before it
         self._stop_follow: threading.Event | None = None
+        self.start_at_first_prompt = False  # go to the first prompt once the index is there
         self._live_timer: Timer | None = None
         self._reload_timer: Timer | None = None
 
@@ -146,6 +148,8 @@ class Follow:
                 self.last_change = host.clock()
         host.state = "live" if self._is_live() else "idle"
         self._arm_live_timer()
+        if old is None and self.pending_goto is None and host.state != "live":
+            self.start_at_first_prompt = True  # a finished session opens at its first prompt (a live one at its end)
         self._start_following(model)
         if not model.indexed:
             # after the first frame: the scan would compete with it for the interpreter
@@ -211,6 +215,10 @@ class Follow:
         host.update_detail()
 
     def _after_index(self) -> None:
+        if self.start_at_first_prompt:
+            self.start_at_first_prompt = False
+            if self.host.transcript.follow:  # unless the user moved meanwhile (the index of a big file takes a while)
+                open_at_first_prompt(self.host.model, self.host.transcript)
         if self.pending_goto is not None:
             line = self.pending_goto
             self.pending_goto = None

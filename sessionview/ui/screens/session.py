@@ -27,9 +27,12 @@ from sessionview.core.view.transcript import Filter, TranscriptModel
 from sessionview.ui import messages as msg
 from sessionview.ui.commands import SessionCommands
 from sessionview.ui.controllers.editing import EDIT_BINDING_IDS, WRITE_ACTIONS, Editing
+from sessionview.ui.controllers.clipboard import Clipboard
 from sessionview.ui.controllers.follow import STATS_AUTO_LIMIT, Follow
 from sessionview.ui.controllers.search import Search
 from sessionview.ui.controllers.writer import Writer
+from sessionview.ui.dialogs.export import ExportFlow
+from sessionview.ui.screens.outline import Overview
 from sessionview.ui.widgets.detail import DetailPane
 from sessionview.ui.widgets.header import SessionHeader, SessionStatus
 from sessionview.ui.widgets.prompt import PromptBar
@@ -63,6 +66,12 @@ class SessionScreen(Screen):
         Binding("ctrl+r", "redo", "Redo", show=False, id="redo"),
         Binding("a", "reapply", "Apply again", tooltip="apply again the edit that a conflict or an agent left out of the file", id="reapply"),
         Binding("H", "history", "History & backups", show=False, id="history"),
+        # the run's overview and getting things out (sessionview.ui.screens.outline, ui.controllers.clipboard)
+        Binding("P", "prompts", "Prompts", tooltip="a list of the user's prompts; enter jumps to one", id="session.prompts"),
+        Binding("T", "outline", "Outline", tooltip="the run as a tree: turns, tool calls, subagents", id="session.outline"),
+        Binding("y", "copy_text", "Copy text", show=False, id="session.copy-text"),
+        Binding("Y", "copy_raw", "Copy raw JSON", show=False, id="session.copy-raw"),
+        Binding("X", "export('md')", "Export/fork", tooltip="export to Markdown or HTML, or fork at the selected record, into a new file", id="session.export"),
     ]
 
     COMMANDS = {SessionCommands}
@@ -114,6 +123,9 @@ class SessionScreen(Screen):
         self.search = Search(self, self.follow)
         self.writer = Writer(self, self.follow)
         self.editing = Editing(self, self.writer)
+        self.overview = Overview(self)
+        self.clipboard = Clipboard(self)
+        self.exporter = ExportFlow(self)
         self._expiry: dict[str, Any] = {}
         self._said_read_only = False
 
@@ -395,6 +407,22 @@ class SessionScreen(Screen):
 
     def action_history(self) -> None:
         self.editing.show_history()
+
+    # the run's overview, copy (sessionview.ui.screens.outline, sessionview.ui.controllers.clipboard)
+    async def action_prompts(self) -> None:
+        await self.overview.show_prompts()
+
+    async def action_outline(self) -> None:
+        await self.overview.show_outline()
+
+    def action_copy_text(self) -> None:
+        self.clipboard.copy_text()
+
+    def action_copy_raw(self) -> None:
+        self.clipboard.copy_raw()
+
+    def action_export(self, kind: str) -> None:
+        self.exporter.start(kind)
 
     # call <-> result
     def action_partner(self) -> None:
