@@ -125,8 +125,3 @@ def replace_into(path: str, write: Callable[[io.TextIOBase], object], mode: int 
                 except OSError:
                     pass
         return _synced(dir_fd)
-
-
-def _synced(dir_fd: int) -> list[str]:
-    warning = fsync_dir(dir_fd)
-    return [warning] if warning else []

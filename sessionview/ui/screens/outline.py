@@ -28,27 +28,14 @@ from textual.widgets import Footer, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from sessionview.core.text import escape_control
-from sessionview.core.view.outline import Node, Outline, build_outline, first_prompt, outline_file, related_files
+from sessionview.core.view.render import plural
+from sessionview.core.view.outline import Node, Outline, build_outline, outline_file, related_files
 
 #: outlines with more nodes than this open with their turns folded
 UNFOLD_LIMIT = 400
 
 ICONS = {"start": "·", "turn": "❯", "tool": "⚙", "subagent": "⎇", "branch": "⑂", "compaction": "≡"}
 STYLES = {"start": "dim", "turn": "bold", "tool": "", "subagent": "bold magenta", "branch": "yellow", "compaction": "dim italic"}
-
-
-#: records read from the start for the first prompt (a session that has none there opens at its first record)
-FIRST_PROMPT_SCAN = 500
-
-
-def open_at_first_prompt(model: Any, transcript: Any) -> None:
-    """Where a finished session opens: the transcript's cursor on its first prompt, at the top of the page."""
-    if model is None or not len(model):
-        return
-    n = first_prompt(model.scanner().views(1, min(len(model), FIRST_PROMPT_SCAN))) or 1
-    row = model.row_of(n)
-    transcript.anchor = (0, 0) if row < 4 else min((row, 0), transcript.bottom_anchor())
-    transcript.move_cursor_to(row)
 
 
 class Overview:
@@ -111,11 +98,9 @@ class Overview:
         self.host.app.push_screen(OutlineScreen(outline, host.display_path, self.line, opener=self._session_screen), self.jump)
 
     def _session_screen(self, path: str, line: int | None) -> Screen:
-        """A session screen for a subagent's file, at ``line`` (else where a session opens)."""
-        from sessionview.ui.screens.session import SessionScreen
-
+        """A session screen (the host's class) for a subagent's file, at ``line`` (else where a session opens)."""
         h = self.host
-        screen = SessionScreen(path, clock=h.clock, poll_interval=h.poll_interval, read_only=h.read_only)
+        screen = type(h)(path, clock=h.clock, poll_interval=h.poll_interval, read_only=h.read_only)
         if line is not None:
             screen.follow.pending_goto = line
         return screen
@@ -170,7 +155,7 @@ class OutlineScreen(Screen[int | None]):
         tools = sum(1 for n in nodes if n.kind == "tool")
         subs = sum(1 for n in nodes if n.kind == "subagent")
         yield Static(
-            Content(f"outline of {escape_control(self.display_path, one_line=True)}: {turns} turns · {tools} tool calls · {subs} subagents"),
+            Content(f"outline of {escape_control(self.display_path, one_line=True)}: {plural(turns, 'turn')} · {plural(tools, 'tool call')} · {plural(subs, 'subagent')}"),
             id="outline-title",
         )
         yield Static(Content("enter: go to the record (a subagent's file: open it) · space: unfold · esc: back"), id="outline-hint")

@@ -61,7 +61,7 @@ class PromptsScreen(Dialog[int | None]):
         ol.clear_options()
         term = term.lower()
         best = None
-        for i, (node, line) in enumerate(zip(self.prompts, self.lines)):
+        for i, (node, line) in enumerate(zip(self.prompts, self.lines, strict=True)):
             if term and term not in node.label.lower():
                 continue
             ol.add_option(Option(prompt_line(node, line), id=str(i)))

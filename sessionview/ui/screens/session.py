@@ -67,11 +67,11 @@ class SessionScreen(Screen):
         Binding("a", "reapply", "Apply again", tooltip="apply again the edit that a conflict or an agent left out of the file", id="reapply"),
         Binding("H", "history", "History & backups", show=False, id="history"),
         # the run's overview and getting things out (sessionview.ui.screens.outline, ui.controllers.clipboard)
-        Binding("P", "prompts", "Prompts", tooltip="a list of the user's prompts; enter jumps to one", id="session.prompts"),
-        Binding("T", "outline", "Outline", tooltip="the run as a tree: turns, tool calls, subagents", id="session.outline"),
+        Binding("P", "prompts", "Prompts", show=False, tooltip="a list of the user's prompts; enter jumps to one", id="session.prompts"),
+        Binding("T", "outline", "Outline", show=False, tooltip="the run as a tree: turns, tool calls, subagents", id="session.outline"),
         Binding("y", "copy_text", "Copy text", show=False, id="session.copy-text"),
         Binding("Y", "copy_raw", "Copy raw JSON", show=False, id="session.copy-raw"),
-        Binding("X", "export('md')", "Export/fork", tooltip="export to Markdown or HTML, or fork at the selected record, into a new file", id="session.export"),
+        Binding("X", "export('md')", "Export/fork", show=False, tooltip="export to Markdown or HTML, or fork at the selected record, into a new file", id="session.export"),
     ]
 
     COMMANDS = {SessionCommands}
