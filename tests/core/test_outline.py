@@ -144,3 +144,31 @@ def test_labels_are_one_escaped_line():
     assert "\x1b" not in label and "\x07" not in label and "\n" not in label
     assert label == "Bash\\x1b[31m  rm -rf /tmp/x\\x07"
     assert call_summary("shell", '{"command": ["ls", "-l"]}') == "shell  ls -l"
+
+
+def test_branches_hold_their_turns():
+    """Views that carry the branch of a pi id/parentId tree (``View.branch``): a branch node where it
+    changes, holding the turns on it."""
+    from dataclasses import dataclass
+    from types import SimpleNamespace
+
+    from sessionview.core.doc.model import Kind, View
+
+    @dataclass
+    class OnBranch(View):  # stands in for View.branch where this checkout's views do not have it yet
+        branch: object = None
+
+    def user(n, text, branch=None):
+        return OnBranch(n, Kind.MESSAGE, role="user", text=text, branch=branch)
+
+    b1, b2 = SimpleNamespace(point=1, index=1, count=2), SimpleNamespace(point=1, index=2, count=2)
+    o = build_outline([user(1, "root"), user(2, "first try", b1), user(3, "more", b1), user(4, "second try", b2)])
+    assert shape(o.nodes) == [
+        (0, "turn", 1, "root"),
+        (0, "branch", 2, "branch 1 of 2 from #1"),
+        (1, "turn", 2, "first try"),
+        (1, "turn", 3, "more"),
+        (0, "branch", 4, "branch 2 of 2 from #1"),
+        (1, "turn", 4, "second try"),
+    ]
+    assert [n.number for n in o.prompts] == [1, 2, 3, 4]

@@ -17,8 +17,9 @@
   - a Codex ``spawn_agent`` call is answered by a ``collab_agent_spawn_end`` event that names the new
     thread; the thread's rollout file, when found next to this one (:func:`codex_thread_file`), is the node's
     path.
-* A **branch** node marks where a record continues another than the one before it (pi ``parentId``). The
-  adapters do not mark branches yet: :func:`branch_of` is the hook that reads the mark once they do.
+* A **branch** node holds the turns of one branch of an ``id``/``parentId`` tree (pi): where the records'
+  branch changes, a new one starts. :func:`branch_of` reads the branch a view is on (``View.branch``, a
+  ``Branch(point, index, count)``, where the views carry one; nothing is marked where they do not).
 * A **compaction** node is a compaction divider, at the top level.
 
 Labels are plain one-line text with control characters escaped; they are still untrusted (a UI must not
@@ -102,11 +103,14 @@ def first_prompt(views: Iterable[View]) -> int | None:
     return None
 
 
-def branch_of(view: View) -> str | None:
-    """Hook: the branch mark an adapter sets on a view that does not continue the record before it (pi
-    ``parentId``). Reads ``view.branch`` when the model has it; None otherwise."""
-    mark = getattr(view, "branch", None)
-    return str(mark) if mark not in (None, False, "") else None
+def branch_of(view: View) -> tuple[int, int, int] | None:
+    """``(point, index, count)``: the view is on branch ``index`` of the ``count`` that start at record
+    ``point`` (``View.branch`` of the pi id/parentId tree); None when it is on no branch or views carry none."""
+    b = getattr(view, "branch", None)
+    try:
+        return (int(b.point), int(b.index), int(b.count)) if b is not None else None
+    except (AttributeError, TypeError, ValueError):
+        return None
 
 
 def call_summary(name: str, arguments: Any) -> str:
@@ -198,17 +202,26 @@ class _Builder:
         self.side: Node | None = None  # the subagent of the sidechain lines being read
         self.sides: list[Node] = []  # every inline subagent node
         self.main = main  # the agent whose file this is: its lines are the main chain
+        self.branch: tuple[int, int, int] | None = None  # the branch being read
+        self.top = self.out.nodes  # where turns go: the outline, or the branch being read
 
     def _parent(self, number: int) -> Node:
         if self.turn is None:
             self.turn = Node("start", "before the first prompt", number)
-            self.out.nodes.append(self.turn)
+            self.top.append(self.turn)
         return self.turn
 
     def add(self, v: View) -> None:
         branch = branch_of(v)
-        if branch is not None:
-            self.out.nodes.append(Node("branch", f"branch: {one_line(branch)}", v.number))
+        if branch != self.branch:
+            self.branch = branch
+            self.turn = None
+            self.top = self.out.nodes
+            if branch is not None:
+                point, index, count = branch
+                node = Node("branch", f"branch {index} of {count} from #{point}", v.number)
+                self.out.nodes.append(node)
+                self.top = node.children
         if v.subagent is not None and (self.main is None or v.subagent not in (self.main, "")):
             self._sidechain(v)
             return
@@ -217,11 +230,11 @@ class _Builder:
             v = replace(v, subagent=None)
         if v.kind is Kind.COMPACTION:
             what = v.compaction or "compaction"
-            self.out.nodes.append(Node("compaction", f"compaction ({escape_control(what, one_line=True)})", v.number))
+            self.top.append(Node("compaction", f"compaction ({escape_control(what, one_line=True)})", v.number))
             return
         if is_prompt(v):
             self.turn = Node("turn", one_line(v.text), v.number, timestamp=v.timestamp)
-            self.out.nodes.append(self.turn)
+            self.top.append(self.turn)
             self.out.prompts.append(self.turn)
         for c in v.tool_calls:
             node = Node("tool", call_summary(c.name, c.arguments), v.number, call_id=c.id)
