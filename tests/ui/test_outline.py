@@ -200,3 +200,27 @@ async def test_outline_esc_leaves_the_cursor_where_it_was(tmp_path):
         await pilot.press("escape")
         await wait_for(pilot, lambda: pilot.app.screen is screen, what="back")
         assert screen.transcript.cursor_number == before
+
+
+async def test_hostile_prompts_stay_inert_in_the_outline_and_the_prompt_list(tmp_path):
+    path = tmp_path / "hostile.jsonl"
+    path.write_bytes(
+        b'{"role":"user","content":"[bold red]markup[/] \\u001b[31mred\\u001b]52;c;aGk=\\u0007 $(rm)"}\n'
+        b'{"role":"assistant","content":"","tool_calls":[{"id":"c1","name":"shell[/]","arguments":{"command":"echo [link=file:///etc]x[/link]"}}]}\n'
+    )
+    os.utime(path, (NOW - 3600, NOW - 3600))
+    async with make_app(path).run_test(size=SIZE) as pilot:
+        await opened(pilot)
+        await pilot.press("T")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, OutlineScreen), what="outline")
+        tree = pilot.app.screen.query_one(Tree)
+        labels = [tree.get_node_at_line(i).label.plain for i in range(tree.last_line + 1)]
+        assert labels == [
+            "#1 ❯ [bold red]markup[/] \\x1b[31mred\\x1b]52;c;aGk=\\x07 $(rm)",
+            "#2 ⚙ shell[/]  echo [link=file:///etc]x[/link]",
+        ]
+        await pilot.press("escape")
+        await pilot.press("P")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, PromptsScreen), what="prompt list")
+        option = pilot.app.screen.query_one(OptionList).get_option_at_index(0)
+        assert "[bold red]markup[/] \\x1b[31mred" in str(option.prompt)
