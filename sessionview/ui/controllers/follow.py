@@ -231,7 +231,7 @@ class Follow:
         model, t = self.host.model, self.host.transcript
         if model is None or not len(model):
             return
-        n = first_prompt(model.scanner().views(1, min(len(model), FIRST_PROMPT_SCAN))) or 1
+        n = first_prompt(model.scanner().quick_views(1, min(len(model), FIRST_PROMPT_SCAN))) or 1
         row = model.row_of(n)
         t.anchor = (0, 0) if row < 4 else min((row, 0), t.bottom_anchor())
         t.move_cursor_to(row)

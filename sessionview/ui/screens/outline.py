@@ -26,6 +26,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static, Tree
 from textual.widgets.tree import TreeNode
+from textual.worker import get_current_worker
 
 from sessionview.core.text import escape_control
 from sessionview.core.view.render import plural
@@ -33,6 +34,8 @@ from sessionview.core.view.outline import Node, Outline, build_outline, outline_
 
 #: outlines with more nodes than this open with their turns folded
 UNFOLD_LIMIT = 400
+#: a session bigger than this says that its outline is being read
+SAY_READING = 32 << 20
 
 ICONS = {"start": "·", "turn": "❯", "tool": "⚙", "subagent": "⎇", "branch": "⑂", "compaction": "≡"}
 STYLES = {"start": "dim", "turn": "bold", "tool": "", "subagent": "bold magenta", "branch": "yellow", "compaction": "dim italic"}
@@ -58,8 +61,13 @@ class Overview:
             return self._cache[2]
         fmt = getattr(model.adapter, "name", "") or getattr(model.session, "format", "")
         files, main = related_files(host.path, fmt)
+        if model.size > SAY_READING:
+            host.notify("reading the whole session for its outline…", markup=False, timeout=4)
         worker = host.run_worker(partial(_read, model, count, host.path, files, main), group="outline", exclusive=True, thread=True, exit_on_error=False)
-        outline = await worker.wait()
+        try:
+            outline = await worker.wait()
+        except Exception:  # cancelled by a newer request, or the file went away under it
+            return None
         if outline is not None and host.model is model:
             self._cache = (model, count, outline)
         return outline
@@ -106,8 +114,11 @@ class Overview:
         return screen
 
 
-def _read(model: Any, count: int, path: str, files: list[str], main: str | None) -> Outline:
-    return build_outline(model.scanner().quick_views(1, count), path=path, agent_files=files, main=main)
+def _read(model: Any, count: int, path: str, files: list[str], main: str | None) -> Outline | None:
+    worker = get_current_worker()
+    stop = lambda: worker.is_cancelled  # noqa: E731
+    outline = build_outline(model.scanner().quick_views(1, count, stop), path=path, agent_files=files, main=main)
+    return None if stop() else outline
 
 
 def label(node: Node, line: int | None) -> Text:
