@@ -169,6 +169,17 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
         await wait_for(pilot, lambda: isinstance(app.screen, CompactScreen))
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is screen and not screen.busy)
+
+    # 7. the outline of a run (T): turns, tool calls (an error), a subagent, compactions
+    from sessionview.ui.screens.outline import OutlineScreen
+
+    app = SessionViewApp("sessions/claude-code.jsonl", clock=clock)
+    async with app.run_test(size=size) as pilot:
+        await session_ready(pilot)
+        await pilot.press("T")
+        await wait_for(pilot, lambda: isinstance(app.screen, OutlineScreen))
+        await pilot.pause()
+        save(app, "outline.svg")
     return written
 
 

@@ -39,6 +39,7 @@ class SessionCommands(Provider):
             yield "Follow the end", "go to the last record and follow new ones (F)", "screen.follow_end"
         if model.filter.active:
             yield "Clear the filter", "show every record again", "screen.clear_filter"
+        yield from _out_of_the_app(t.cursor_number is not None)
         if t.marked_range is not None:
             yield "Drop the marked range", "esc", "screen.clear"
         w = host.writer
@@ -73,3 +74,15 @@ class SessionCommands(Provider):
             score = matcher.match(title)
             if score > 0:
                 yield Hit(score, matcher.highlight(title), self._runner(action), help=help_text)
+
+
+def _out_of_the_app(selected: bool) -> Iterator[tuple[str, str, str]]:
+    """Prompts, outline, copy, export and fork (sessionview.ui.screens.outline, ui.dialogs.export)."""
+    yield "Jump to a prompt", "the list of the user's prompts (P)", "screen.prompts"
+    yield "Outline of the run", "turns, tool calls and subagents as a tree (T)", "screen.outline"
+    yield "Export to Markdown…", "into a new file next to the session (X)", "screen.export('md')"
+    yield "Export to HTML…", "one self-contained page, into a new file (X)", "screen.export('html')"
+    if selected:
+        yield "Copy the message's text", "to the clipboard (y)", "screen.copy_text"
+        yield "Copy the record's raw JSON", "to the clipboard (Y)", "screen.copy_raw"
+        yield "Fork at this record…", "a new session of the records up to this one (X)", "screen.export('fork')"

@@ -18,10 +18,13 @@ def _classes() -> list[type]:
 
     import sessionview.ui.dialogs.confirm  # noqa: F401
     import sessionview.ui.dialogs.edit  # noqa: F401
+    import sessionview.ui.dialogs.export  # noqa: F401
     import sessionview.ui.dialogs.help  # noqa: F401
     import sessionview.ui.dialogs.history  # noqa: F401
     import sessionview.ui.screens.browser  # noqa: F401
     import sessionview.ui.screens.context  # noqa: F401
+    import sessionview.ui.screens.outline  # noqa: F401
+    import sessionview.ui.screens.prompts  # noqa: F401
     import sessionview.ui.screens.session  # noqa: F401
 
     found: list[type] = []

@@ -16,6 +16,7 @@ async def test_follow_the_end_is_offered_only_while_not_following(brute):
     app = make_app(brute)
     async with app.run_test(size=SIZE) as pilot:
         screen = await opened(pilot)
+        await pilot.press("G")  # a finished session opens at its first prompt: to the end, following
         assert screen.transcript.follow and "Follow the end" not in await _titles(screen)
         await select(pilot, screen, 3)
         assert not screen.transcript.follow and "Follow the end" in await _titles(screen)

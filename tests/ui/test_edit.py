@@ -290,7 +290,7 @@ async def test_the_keymap_rebinds_the_editing_actions(brute, tmp_path, monkeypat
         screen = await opened(pilot)
         footer = all_text(app).splitlines()[-1]
         assert "^e Edit" in footer and "x Delete" in footer and "m Mark range" in footer
-        await pilot.press("m")
+        await pilot.press("G", "m")
         assert screen.transcript.range_anchor == 11
         await pilot.press("escape")
         await pilot.press("ctrl+e")

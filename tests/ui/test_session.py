@@ -31,12 +31,14 @@ def entry_text(screen: SessionScreen, number: int) -> str:
     return "\n".join(plain_lines(t.entry_lines(screen.model.row_of(number))))
 
 
-async def test_opens_a_file_at_its_end_with_header(brute):
+async def test_opens_a_finished_file_at_its_first_prompt_with_header(brute):
     app = make_app(brute)
     async with app.run_test(size=SIZE) as pilot:
         screen = await opened(pilot)
         t = screen.transcript
         assert len(screen.model) == 11
+        assert t.cursor == 0 and t.cursor_number == 1 and not t.follow  # an hour old: finished
+        await pilot.press("G")
         assert t.cursor == 10 and t.cursor_number == 11 and t.follow
         text = all_text(app)
         assert "brute-session.jsonl" in text
@@ -128,6 +130,7 @@ async def test_search_next_previous_and_highlight(brute):
     async with app.run_test(size=SIZE) as pilot:
         screen = await opened(pilot)
         t = screen.transcript
+        await pilot.press("G")
         await pilot.press("slash")
         await pilot.press(*"readme")
         await pilot.press("enter")
@@ -152,7 +155,7 @@ async def test_search_not_found(brute):
     app = make_app(brute)
     async with app.run_test(size=SIZE) as pilot:
         screen = await opened(pilot)
-        await pilot.press("slash", *"zzzz-none", "enter")
+        await pilot.press("G", "slash", *"zzzz-none", "enter")
         await wait_for(pilot, lambda: "not found" in screen.search_status)
         assert screen.transcript.cursor_number == 11
 

@@ -53,7 +53,7 @@ def test_browser_snapshot(workdir, snap_compare):
 def test_transcript_snapshot(workdir, snap_compare):
     async def ready(pilot):
         await _session_ready(pilot)
-        await pilot.press("colon", "7", "enter")
+        await pilot.press("G", "colon", "7", "enter")  # from the end, as the picture was taken
         await wait_for(pilot, lambda: pilot.app.screen.transcript.cursor_number == 7)
         await pilot.press("enter")
         await pilot.pause()
@@ -66,7 +66,7 @@ def test_follow_snapshot(workdir, snap_compare):
     async def ready(pilot):
         await _session_ready(pilot)
         screen = pilot.app.screen
-        await pilot.press("k", "k")
+        await pilot.press("G", "k", "k")
         with open("sessions/brute-session.jsonl", "ab") as f:
             f.write(b'{"role":"user","content":"And now?"}\n{"role":"assistant","content":"Still here ')
         await wait_for(pilot, lambda: screen.transcript.new_count == 1 and screen.model.pending is not None)
@@ -79,7 +79,7 @@ def test_follow_snapshot(workdir, snap_compare):
 def test_bad_records_snapshot(workdir, snap_compare):
     async def ready(pilot):
         await _session_ready(pilot)
-        await pilot.press("g", "j", "j", "i")
+        await pilot.press("G", "g", "j", "j", "i")
         await pilot.pause()
 
     app = SessionViewApp("sessions/problems.jsonl", clock=fixed_clock)

@@ -76,6 +76,8 @@ def test_sessionview_command_in_tmux(tmp_path: Path):
         tmux.wait_for("Brute JSONL")
         tmux.run("send-keys", "-t", "t", "Enter")
         tmux.wait_for("11 records")
+        tmux.wait_for("paused")  # a finished session opens at its first prompt: G goes to the end, following
+        tmux.run("send-keys", "-t", "t", "G")
         screen = tmux.wait_for("README.md a 12 lignes")  # a frame may be captured half drawn: wait for it
         assert "#11" in tmux.wait_for("#11")
         # follow: an appended line shows up

@@ -43,9 +43,10 @@ def write(session: Any, fmt: str, out: TextOut, first: int = 1, last: int | None
     raise ValueError(f"unknown export format {fmt!r} (use {' or '.join(FORMATS)})")
 
 
-def write_file(session: Any, fmt: str, path: str, first: int = 1, last: int | None = None) -> list[str]:
+def write_file(session: Any, fmt: str, path: str, first: int = 1, last: int | None = None, *, new: bool = False) -> list[str]:
     """:func:`write` into the file ``path``: a temp file beside it, synced and renamed over it, given the
-    session's mode. Refuses to write over the session itself. Returns warnings."""
+    session's mode. Refuses to write over the session itself. Returns warnings. With ``new``, never over an
+    existing file (:class:`FileExistsError`; the app's export)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r} (use {' or '.join(FORMATS)})")
     mode = 0o600
@@ -61,4 +62,4 @@ def write_file(session: Any, fmt: str, path: str, first: int = 1, last: int | No
     def fill(stream: io.TextIOBase) -> None:
         write(session, fmt, stream, first, last)
 
-    return replace_into(path, fill, mode)
+    return replace_into(path, fill, mode, exclusive=new)

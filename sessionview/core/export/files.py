@@ -60,8 +60,12 @@ def create_new(path: str, chunks: Iterable[bytes], mode: int) -> list[str]:
                 os.unlink(tmp, dir_fd=dir_fd)
             except OSError:
                 pass
-        warning = fsync_dir(dir_fd)
-        return [warning] if warning else []
+        return _synced(dir_fd)
+
+
+def _synced(dir_fd: int) -> list[str]:
+    warning = fsync_dir(dir_fd)
+    return [warning] if warning else []
 
 
 def _create_excl(dir_fd: int, base: str, tmp: str, mode: int) -> list[str]:
@@ -84,9 +88,10 @@ def _create_excl(dir_fd: int, base: str, tmp: str, mode: int) -> list[str]:
     return [warning] if warning else []
 
 
-def replace_into(path: str, write: Callable[[io.TextIOBase], object], mode: int = 0o600) -> list[str]:
+def replace_into(path: str, write: Callable[[io.TextIOBase], object], mode: int = 0o600, *, exclusive: bool = False) -> list[str]:
     """Write text to ``path`` through ``write(stream)`` (UTF-8, buffered: memory stays bounded), then rename
-    it over ``path``. Refuses a directory or another non-regular file at ``path``."""
+    it over ``path``. Refuses a directory or another non-regular file at ``path``. With ``exclusive``, never
+    over an existing file (:class:`FileExistsError`): it is linked into place as :func:`create_new` does."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -102,14 +107,21 @@ def replace_into(path: str, write: Callable[[io.TextIOBase], object], mode: int 
                 write(stream)
             os.fchmod(fd, mode)
             os.fsync(fd)
+            if exclusive:
+                try:
+                    os.link(tmp, base, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+                except OSError as exc:
+                    if exc.errno not in _NO_LINK:
+                        raise
+                    return _create_excl(dir_fd, base, tmp, mode)
+                return _synced(dir_fd)
             os.rename(tmp, base, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
             done = True
         finally:
             os.close(fd)
-            if not done:
+            if not done or exclusive:
                 try:
                     os.unlink(tmp, dir_fd=dir_fd)
                 except OSError:
                     pass
-        warning = fsync_dir(dir_fd)
-        return [warning] if warning else []
+        return _synced(dir_fd)

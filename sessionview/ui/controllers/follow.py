@@ -25,6 +25,7 @@ from sessionview.core.doc.model import View
 from sessionview.core.tail import Appended, Compacted, Deleted, Follower, Pending, Renamed, Replaced, Truncated
 from sessionview.core.tail_open import full_index
 from sessionview.core.text import escape_control
+from sessionview.core.view.outline import first_prompt
 from sessionview.core.view.stats import Stats
 from sessionview.core.view.transcript import TranscriptModel
 from sessionview.ui import messages as msg
@@ -34,6 +35,7 @@ from sessionview.ui.widgets.header import REASONS, compaction_text
 
 LIVE_WINDOW = 5.0
 STATS_AUTO_LIMIT = 256 << 20  # files up to this size get their stats computed at once
+FIRST_PROMPT_SCAN = 500  # records read from the start for the first prompt
 INLINE_APPEND_LIMIT = 2000  # appended records looked at on the UI thread at most
 
 
@@ -63,6 +65,7 @@ class Follow:
         self.pending_goto: int | None = None
         self._compaction: tuple[Compacted, int | None] | None = None  # the event and the count before it
         self._stop_follow: threading.Event | None = None
+        self.start_at_first_prompt = False  # go to the first prompt once the index is there
         self._live_timer: Timer | None = None
         self._reload_timer: Timer | None = None
 
@@ -146,6 +149,8 @@ class Follow:
                 self.last_change = host.clock()
         host.state = "live" if self._is_live() else "idle"
         self._arm_live_timer()
+        if old is None and self.pending_goto is None and host.state != "live":
+            self.start_at_first_prompt = True  # a finished session opens at its first prompt (a live one at its end)
         self._start_following(model)
         if not model.indexed:
             # after the first frame: the scan would compete with it for the interpreter
@@ -211,10 +216,25 @@ class Follow:
         host.update_detail()
 
     def _after_index(self) -> None:
+        if self.start_at_first_prompt:
+            self.start_at_first_prompt = False
+            if self.host.transcript.follow:  # unless the user moved meanwhile (the index of a big file takes a while)
+                self._at_first_prompt()
         if self.pending_goto is not None:
             line = self.pending_goto
             self.pending_goto = None
             self._goto_line(line)
+
+    def _at_first_prompt(self) -> None:
+        """Where a finished session opens: the cursor on its first prompt (within the first
+        FIRST_PROMPT_SCAN records, else on the first record), at the top of the page."""
+        model, t = self.host.model, self.host.transcript
+        if model is None or not len(model):
+            return
+        n = first_prompt(model.scanner().quick_views(1, min(len(model), FIRST_PROMPT_SCAN))) or 1
+        row = model.row_of(n)
+        t.anchor = (0, 0) if row < 4 else min((row, 0), t.bottom_anchor())
+        t.move_cursor_to(row)
 
     def maybe_stats(self, force: bool = False) -> None:
         model = self.host.model

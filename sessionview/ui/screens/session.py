@@ -27,9 +27,12 @@ from sessionview.core.view.transcript import Filter, TranscriptModel
 from sessionview.ui import messages as msg
 from sessionview.ui.commands import SessionCommands
 from sessionview.ui.controllers.editing import EDIT_BINDING_IDS, WRITE_ACTIONS, Editing
+from sessionview.ui.controllers.clipboard import Clipboard
 from sessionview.ui.controllers.follow import STATS_AUTO_LIMIT, Follow
 from sessionview.ui.controllers.search import Search
 from sessionview.ui.controllers.writer import Writer
+from sessionview.ui.dialogs.export import ExportFlow
+from sessionview.ui.screens.outline import Overview
 from sessionview.ui.widgets.detail import DetailPane
 from sessionview.ui.widgets.header import SessionHeader, SessionStatus
 from sessionview.ui.widgets.prompt import PromptBar
@@ -66,6 +69,12 @@ class SessionScreen(Screen):
         # the context view and dropping a tool result's content (sessionview.ui.screens.context)
         Binding("C", "context", "Context", show=False, tooltip="where the tokens go: context over the session, largest records, totals", id="session.context"),
         Binding("D", "drop_result", "Drop result", show=False, tooltip="replace the selected tool result's content by a marker (preview first)", id="drop_result"),
+        # the run's overview and getting things out (sessionview.ui.screens.outline, ui.controllers.clipboard)
+        Binding("P", "prompts", "Prompts", show=False, tooltip="a list of the user's prompts; enter jumps to one", id="session.prompts"),
+        Binding("T", "outline", "Outline", show=False, tooltip="the run as a tree: turns, tool calls, subagents", id="session.outline"),
+        Binding("y", "copy_text", "Copy text", show=False, id="session.copy-text"),
+        Binding("Y", "copy_raw", "Copy raw JSON", show=False, id="session.copy-raw"),
+        Binding("X", "export('md')", "Export/fork", show=False, tooltip="export to Markdown or HTML, or fork at the selected record, into a new file", id="session.export"),
     ]
 
     COMMANDS = {SessionCommands}
@@ -117,6 +126,9 @@ class SessionScreen(Screen):
         self.search = Search(self, self.follow)
         self.writer = Writer(self, self.follow)
         self.editing = Editing(self, self.writer)
+        self.overview = Overview(self)
+        self.clipboard = Clipboard(self)
+        self.exporter = ExportFlow(self)
         self._expiry: dict[str, Any] = {}
         self._said_read_only = False
 
@@ -423,6 +435,22 @@ class SessionScreen(Screen):
             self.notify("that record is hidden by the filter (esc clears it)", markup=False)
             return
         self.transcript.move_cursor_to(model.row_of(n), center=True)
+
+    # the run's overview, copy (sessionview.ui.screens.outline, sessionview.ui.controllers.clipboard)
+    async def action_prompts(self) -> None:
+        await self.overview.show_prompts()
+
+    async def action_outline(self) -> None:
+        await self.overview.show_outline()
+
+    def action_copy_text(self) -> None:
+        self.clipboard.copy_text()
+
+    def action_copy_raw(self) -> None:
+        self.clipboard.copy_raw()
+
+    def action_export(self, kind: str) -> None:
+        self.exporter.start(kind)
 
     # call <-> result
     def action_partner(self) -> None:
