@@ -16,17 +16,16 @@ A last line without its newline is indexed as it is and replaced on the next upd
 
 Writes go in one transaction per batch of about :data:`BATCH` bytes, each checking that the file's state
 in the index is still the one the batch continues: two processes indexing at once never add a record
-twice (the one that finds the state moved on starts its decision again). Extracting the text runs in a
-second thread while the first writes to the store.
+twice (the one that finds the state moved on starts its decision again). Extraction and writing run in
+turn in one thread: a second thread was slower (both halves hold the interpreter most of the time), and a
+child process did not pay for its pickling on this 2-core machine.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import queue
 import stat as stat_mod
-import threading
 import time
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator, Sequence
@@ -39,7 +38,7 @@ from sessionview.core.index.model import Doc, FileState, IndexBackend
 
 HEAD = 64 * 1024
 TAIL = 4096
-BATCH = 4 << 20
+BATCH = 2 << 20
 SAMPLE_LINES = formats.SAMPLE  # a file with fewer lines is detected again as it grows
 
 Progress = Callable[["Progress_"], None]
@@ -95,41 +94,6 @@ class _Batch:
 
 class _Raced(Exception):
     """Another process moved the file's state on: decide again."""
-
-
-def _threaded(items: Iterator[_Batch], depth: int = 3) -> Iterator[_Batch]:
-    """``items`` produced in a thread (the extraction runs while the caller writes to the store)."""
-    q: queue.Queue = queue.Queue(depth)
-    stop = threading.Event()
-    done = object()
-
-    def run() -> None:
-        try:
-            for item in items:
-                if stop.is_set():
-                    return
-                q.put(item)
-            q.put(done)
-        except BaseException as exc:  # handed to the consumer
-            q.put(exc)
-
-    t = threading.Thread(target=run, name="sv-index-extract", daemon=True)
-    t.start()
-    try:
-        while True:
-            item = q.get()
-            if item is done:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
-        while t.is_alive():
-            try:
-                q.get(timeout=0.05)
-            except queue.Empty:
-                pass
 
 
 class Indexer:
@@ -258,7 +222,7 @@ class Indexer:
             head_buf = read(0, min(start, HEAD))
             tail_buf = read(max(0, start - TAIL), min(start, TAIL))
         self._p.total += max(0, st.st_size - start)
-        batches = _threaded(self._batches(read, st.st_size, start, first, adapter, names, head_buf, tail_buf))
+        batches = self._batches(read, st.st_size, start, first, adapter, names, head_buf, tail_buf)
         expect = state
         for batch in batches:
             expect = self._commit(new, expect, batch, start == 0 and batch.start == 0, st, summary)

@@ -160,27 +160,32 @@ class SqliteBackend:
         return s.id
 
     def add_docs(self, file_id: int, docs: Iterable[Doc]) -> int:
+        """Add records in one go: their ids follow the highest id ever given (AUTOINCREMENT's counter)."""
+        docs = list(docs)
+        if not docs:
+            return 0
+        self.db.execute("savepoint add_docs")
+        try:
+            self._add_all(file_id, docs)
+        except UnicodeEncodeError:  # a lone surrogate (a JSON "\ud800" escape): SQLite takes only UTF-8
+            self.db.execute("rollback to add_docs")
+            self._add_all(file_id, [_clean(d) for d in docs])
+        self.db.execute("release add_docs")
+        return len(docs)
+
+    def _add_all(self, file_id: int, docs: list[Doc]) -> None:
         db = self.db
-        count = 0
-        calls: list[tuple[int, str, str]] = []
-        for d in docs:
-            try:
-                self._add(file_id, d)
-            except UnicodeEncodeError:  # a lone surrogate (JSON "\ud800"): SQLite takes only UTF-8
-                self._add(file_id, _clean(d))
-            calls.extend((file_id, _text(cid), _text(name)) for cid, name in d.calls)
-            count += 1
+        row = db.execute("select seq from sqlite_sequence where name='docs'").fetchone()
+        base = int(row[0]) if row else 0
+        db.executemany("insert into docs(id, file_id, n, offset, length, role, tool, ts, epoch) values (?,?,?,?,?,?,?,?,?)",
+                       [(base + i, file_id, d.n, d.offset, d.length, d.role, d.tool, d.timestamp, d.epoch) for i, d in enumerate(docs, 1)])
+        texts = [(base + i, d.text) for i, d in enumerate(docs, 1)]
+        db.executemany("insert into words(rowid, body) values (?, ?)", texts)
+        if self._grams:
+            db.executemany("insert into grams(rowid, body) values (?, ?)", texts)
+        calls = [(file_id, cid, name) for d in docs for cid, name in d.calls]
         if calls:
             db.executemany("insert or replace into calls values (?,?,?)", calls)
-        return count
-
-    def _add(self, file_id: int, d: Doc) -> None:
-        cur = self.db.execute("insert into docs(file_id, n, offset, length, role, tool, ts, epoch) values (?,?,?,?,?,?,?,?)",
-                              (file_id, d.n, d.offset, d.length, d.role, d.tool, d.timestamp, d.epoch))
-        rowid = cur.lastrowid
-        self.db.execute("insert into words(rowid, body) values (?, ?)", (rowid, d.text))
-        if self._grams:
-            self.db.execute("insert into grams(rowid, body) values (?, ?)", (rowid, d.text))
 
     def clear_docs(self, file_id: int, from_n: int = 1) -> None:
         cur = self.db.execute("delete from docs where file_id=? and n>=?", (file_id, from_n))
@@ -317,7 +322,8 @@ def _text(s: str) -> str:
 
 
 def _clean(d: Doc) -> Doc:
-    return Doc(d.n, d.offset, d.length, _text(d.role), _text(d.tool), d.timestamp and _text(d.timestamp), d.epoch, _text(d.text), d.calls)
+    calls = tuple((_text(c), _text(n)) for c, n in d.calls)
+    return Doc(d.n, d.offset, d.length, _text(d.role), _text(d.tool), d.timestamp and _text(d.timestamp), d.epoch, _text(d.text), calls)
 
 
 def _locked(exc: BaseException) -> bool:
