@@ -4,7 +4,6 @@ indexers at once."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path

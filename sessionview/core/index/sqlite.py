@@ -28,6 +28,7 @@ TIMEOUT = 30.0  # seconds a write waits for another writer
 RECENT = 86400.0  # a file changed this many seconds ago gets half the boost of one changed now
 BOOST = 2.0  # a file changed now counts its word matches (1 + BOOST) times
 GARBAGE_MIN = 20000
+FIRST = 1000  # matches ranked first by bm25 alone, then with their file's age
 
 _SCHEMA = """
 create table if not exists meta(key text primary key, value text);
@@ -256,29 +257,35 @@ class SqliteBackend:
     def count_docs(self) -> int:
         return int(self.db.execute("select count(*) from docs").fetchone()[0])
 
-    def search(self, query: Query, filters: Filters, substring: bool = False, now: float | None = None,
-               page: int = 200) -> Iterator[Candidate]:
+    def search(self, query: Query, filters: Filters, substring: bool = False, now: float | None = None) -> Iterator[Candidate]:
+        """Best first. The best :data:`FIRST` matches by bm25 are ranked with their file's age first (cheap
+        however common the words are); the rest follow, ranked the same way."""
         table = "grams" if substring else "words"
         match = to_match(query, substring)
         where, params = _filter_sql(filters)
         now = time.time() if now is None else now
         # bm25 is negative (lower is better); a recently changed file multiplies it by up to 1 + BOOST
-        sql = (
+        select = (
             f"select f.path, f.format, f.kind, d.n, d.offset, d.length, d.role, d.tool, d.ts, f.mtime_ns, "
-            f"m.score * (1.0 + {BOOST} / (1.0 + max(0.0, ? - f.mtime_ns / 1e9) / {RECENT})) as s "
-            f"from (select rowid, bm25({table}) as score from {table} where {table} match ?) m "
-            f"join docs d on d.id = m.rowid join files f on f.id = d.file_id {where} order by s, d.id limit ? offset ?"
+            f"m.score * (1.0 + {BOOST} / (1.0 + max(0.0, ? - f.mtime_ns / 1e9) / {RECENT})) as s, d.id "
+            f"from (select rowid, bm25({table}) as score from {table} where {table} match ? order by score {{limit}}) m "
+            f"join docs d on d.id = m.rowid join files f on f.id = d.file_id {where} order by s, d.id"
         )
-        offset = 0
-        size = page
-        while True:
-            rows = self.db.execute(sql, (now, match, *params, size, offset)).fetchall()
-            for r in rows:
-                yield Candidate(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7] or "", r[8], r[9] / 1e9, r[10])
-            if len(rows) < size:
-                return
-            offset += size
-            size = min(size * 4, 20000)
+        seen: set[int] = set()
+        rows = self.db.execute(select.format(limit=f"limit {FIRST}"), (now, match, *params)).fetchall()
+        for r in rows:
+            seen.add(r[11])
+            yield _candidate(r)
+        inner = self.db.execute(f"select count(*) from (select rowid from {table} where {table} match ? limit {FIRST + 1})", (match,)).fetchone()[0]
+        if inner <= FIRST:
+            return
+        for r in self.db.execute(select.format(limit=""), (now, match, *params)):
+            if r[11] not in seen:
+                yield _candidate(r)
+
+
+def _candidate(r: tuple) -> Candidate:
+    return Candidate(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7] or "", r[8], r[9] / 1e9, r[10])
 
 
 def _inside(path: str, under: str) -> bool:
