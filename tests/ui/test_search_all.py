@@ -115,3 +115,38 @@ async def test_the_index_follows_the_directory_while_the_screen_is_open(tmp_path
         assert [h.n for h in screen.hits] == [2]
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, BrowserScreen), what="back to the list")
+
+
+async def test_search_inside_a_session_says_k_of_n(tmp_path):
+    p = tmp_path / "s.jsonl"
+    rows = [line({"role": "user", "content": "needle here" if i in (3, 10, 20) else f"hay {i}"}) for i in range(1, 31)]
+    p.write_bytes(b"".join(rows))
+    app = SessionViewApp(p, clock=fixed_clock, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.model is not None, what="open")
+        screen = app.screen
+        await pilot.press("g", "slash", *"needle", "enter")
+        await wait_for(pilot, lambda: "of 3" in screen.search_status, what="the count")
+        first = screen.search_status
+        assert "at #3 · 1 of 3" in first
+        await pilot.press("n")
+        await wait_for(pilot, lambda: "at #10" in screen.search_status, what="the next hit")
+        assert "2 of 3" in screen.search_status
+        await pilot.press("N", "N")
+        await wait_for(pilot, lambda: "at #20" in screen.search_status, what="wrapped back")
+        assert "3 of 3" in screen.search_status
+
+
+async def test_opening_a_hit_says_k_of_n_in_the_session(tmp_path):
+    d = tmp_path / "s"
+    d.mkdir()
+    rows = [line({"role": "user", "content": "needle" if i in (5, 9) else f"hay {i}"}) for i in range(1, 13)]
+    (d / "a.jsonl").write_bytes(b"".join(rows))
+    app = SessionViewApp(d, clock=fixed_clock, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_search(pilot)
+        await search(pilot, screen, "needle")
+        index = [h.n for h in screen.hits].index(9)
+        screen.open_hit(index)
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen), what="the session")
+        await wait_for(pilot, lambda: "at #9 · 2 of 2" in app.screen.search_status, what="k of N")

@@ -336,10 +336,10 @@ def open_at(app: Any, screen: Any, number: int, term: str, timeout: float = 30.0
         timer[0].stop()
         if screen.model is None:
             return
+        screen.search.goto_line(number)
         if term:
             screen.term = term
             screen.transcript.set_term(term)
-        screen.search.goto_line(number)
-        screen.search_status = f"“{escape_control(term, one_line=True)}” at #{number:,}" if term else f"#{number:,}"
+            screen.search.show_hit(number)  # "term at #N · k of M" once the matches are counted
 
     timer.append(screen.set_interval(0.02, check))
