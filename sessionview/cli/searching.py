@@ -72,6 +72,7 @@ def add_commands(sub: Subparsers, formatter: Any) -> None:
                        "                  the first use builds a substring index, which takes a while\n\n"
                        "Each hit prints as PATH:#N role [tool] time, then the snippet with the match\n"
                        "marked; control characters are shown escaped.\n\n"
+                       "A query that starts with '-' goes after '--': sessionview search -- -word other.\n\n"
                        "exit status: 0 hits found, 1 none, 2 an error (a PATH that does not exist, a bad query).",
                        epilog="examples:\n  sessionview search deploy.sh ~/agents/sessions\n"
                        "  sessionview search '\"connection refused\" -retry' --role tool --since 2d\n"
@@ -218,14 +219,16 @@ def cmd_search(args: argparse.Namespace) -> int:
     except QueryError as exc:
         raise CliError(f"search: {exc}") from None
     backend = _backend()
+    update = paths
     if args.substring and not backend.has_grams:
         if not args.quiet:
             err("building the substring index (once; every session is indexed again)")
+        update = paths or [s.path for s in backend.files()]  # what was indexed is indexed again
         backend.enable_grams()
     meter = _Meter(args.quiet)
     indexer = Indexer(backend, progress=meter)
     try:
-        summary = _update(indexer, paths)
+        summary = _update(indexer, update)
     finally:
         meter.done()
     if not paths and not backend.files():

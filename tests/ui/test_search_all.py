@@ -22,6 +22,7 @@ async def open_search(pilot) -> SearchAllScreen:
     await wait_for(pilot, lambda: isinstance(app.screen, BrowserScreen) and app.screen.loaded, what="listing")
     await pilot.press("ctrl+f")
     await wait_for(pilot, lambda: isinstance(app.screen, SearchAllScreen), what="the search screen")
+    await wait_for(pilot, lambda: app.screen.index_status == "index current", timeout=30, what="the first update")
     return app.screen
 
 
@@ -96,7 +97,6 @@ async def test_the_index_follows_the_directory_while_the_screen_is_open(tmp_path
     app = SessionViewApp(d, clock=fixed_clock, watch=True)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_search(pilot)
-        await wait_for(pilot, lambda: screen.index_status == "index current", what="the first update")
         with open(d / "a.jsonl", "ab") as f:
             f.write(line({"role": "assistant", "content": "a later walrus"}))
         from sessionview.core.index import default_index_path
@@ -150,3 +150,27 @@ async def test_opening_a_hit_says_k_of_n_in_the_session(tmp_path):
         screen.open_hit(index)
         await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen), what="the session")
         await wait_for(pilot, lambda: "at #9 · 2 of 2" in app.screen.search_status, what="k of N")
+
+
+async def test_a_search_while_the_index_is_being_built_says_its_hits_are_so_far(tmp_path, monkeypatch):
+    from sessionview.ui.screens import search_all
+
+    d = tmp_path / "s"
+    d.mkdir()
+    (d / "a.jsonl").write_bytes(line({"role": "user", "content": "findme"}))
+    monkeypatch.setattr(search_all, "WAIT_FOR_UPDATE", 0.0)
+    app = SessionViewApp(d, clock=fixed_clock, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, BrowserScreen) and app.screen.loaded, what="listing")
+        await pilot.press("ctrl+f")
+        await wait_for(pilot, lambda: isinstance(app.screen, SearchAllScreen), what="the search screen")
+        screen = app.screen
+        screen._lock.acquire()  # as if the background update were still running
+        try:
+            await search(pilot, screen, "findme")
+            assert "so far" in screen.search_status
+        finally:
+            screen._lock.release()
+        await wait_for(pilot, lambda: screen.index_status == "index current", timeout=30, what="the first update")
+        await search(pilot, screen, "findme")
+        assert "so far" not in screen.search_status and len(screen.hits) == 1

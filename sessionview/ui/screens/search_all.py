@@ -34,11 +34,13 @@ POST_EVERY = 0.05  # seconds: hits go to the screen in batches
 BATCH_BYTES = 1 << 20  # background indexing: bytes per transaction
 PAUSE = 0.004  # seconds of sleep after each batch (the interface gets the interpreter)
 MARK = "bold reverse"
+WAIT_FOR_UPDATE = 1.0  # seconds a search waits for a running background update before it reads the index as it is
 
 
 class Hits(Message):
-    def __init__(self, generation: int, hits: list, done: bool, error: str | None = None) -> None:
+    def __init__(self, generation: int, hits: list, done: bool, error: str | None = None, partial: bool = False) -> None:
         super().__init__()
+        self.partial = partial  # the index was still being brought up to date
         self.generation = generation
         self.hits = hits
         self.done = done
@@ -129,7 +131,10 @@ class SearchAllScreen(Screen):
 
         return SqliteBackend(self.index_path or default_index_path())
 
-    def _update(self, backend: Any, paths: list[str], should_stop: Callable[[], bool]) -> None:
+    def _update(self, backend: Any, paths: list[str], should_stop: Callable[[], bool], wait: bool = True) -> bool:
+        """Bring ``paths`` current; False (and nothing done) when ``wait`` is false and the background
+        update is still running after :data:`WAIT_FOR_UPDATE`: the search then reads the index as it is and
+        says so."""
         from sessionview.core.index.indexer import Indexer
 
         last = [0.0]
@@ -141,8 +146,13 @@ class SearchAllScreen(Screen):
                 pct = f" {p.done / p.total:.0%}" if p.total else ""
                 self.post_message(IndexProgress(f"indexing{pct} · {p.done_files:,} of {p.files:,} files"))
 
-        with self._lock:
+        if not self._lock.acquire(timeout=-1 if wait else WAIT_FOR_UPDATE):
+            return False
+        try:
             Indexer(backend, progress=progress, batch=BATCH_BYTES, should_stop=should_stop, pause=PAUSE).update(paths)
+        finally:
+            self._lock.release()
+        return True
 
     @work(thread=True, group="search-all-index", exit_on_error=False)
     def _keep_current(self) -> None:
@@ -182,11 +192,15 @@ class SearchAllScreen(Screen):
             task = asyncio.ensure_future(watch_stop())
             async for batch in watch_sessions(self.root, stop_event=event):
                 paths = sorted({p for _, p in batch})
-                await asyncio.to_thread(self._update, backend, paths, stop)
+                await asyncio.to_thread(self._update_low, backend, paths, stop)
                 self.post_message(IndexProgress("index current"))
             task.cancel()
 
         asyncio.run(run())
+
+    def _update_low(self, backend: Any, paths: list[str], stop: Callable[[], bool]) -> None:
+        _lower_priority()
+        self._update(backend, paths, stop)
 
     # -- searching ---------------------------------------------------------------------------------
     @on(Input.Submitted, "#search-all-input")
@@ -223,7 +237,7 @@ class SearchAllScreen(Screen):
                 self.post_message(IndexProgress("building the substring index…"))
                 with self._lock:
                     backend.enable_grams()
-            self._update(backend, [self.root], stop)  # stat-based: quick when the index is current
+            current = self._update(backend, [self.root], stop, wait=False)  # stat-based: quick when current
             batch: list = []
             last = time.monotonic()
             count = 0
@@ -237,7 +251,7 @@ class SearchAllScreen(Screen):
                 if count >= MAX_HITS:
                     break
             if not stop():
-                self.post_message(Hits(generation, batch, True))
+                self.post_message(Hits(generation, batch, True, partial=not current))
         except Exception as exc:
             self.post_message(Hits(generation, [], True, f"{type(exc).__name__}: {exc}"))
         finally:
@@ -258,7 +272,8 @@ class SearchAllScreen(Screen):
             self._status(f"search: {escape_control(message.error, one_line=True)}")
         elif message.done:
             n = len(self.hits)
-            self._status(f"“{q}”: {n:,}{'+' if n >= MAX_HITS else ''} hit{'s' if n != 1 else ''}" if n else f"“{q}” not found")
+            said = f"“{q}”: {n:,}{'+' if n >= MAX_HITS else ''} hit{'s' if n != 1 else ''}" if n else f"“{q}” not found"
+            self._status(said + (" so far: the index is still being updated (enter searches again)" if message.partial else ""))
         else:
             self._status(f"“{q}”: {len(self.hits):,} hits so far…")
 
