@@ -327,3 +327,25 @@ def test_many_removed_records_make_the_index_rebuild_itself(backend, tmp_path, m
     assert backend.needs_rebuild()
     ix.update([])
     assert not backend.needs_rebuild() and held(backend, p) == fresh(p)
+
+
+def test_common_words_are_ranked_file_by_file_newest_first(backend, tmp_path, monkeypatch):
+    from sessionview.core.index import sqlite as sq
+
+    monkeypatch.setattr(sq, "COMMON", 2)
+    paths = []
+    for i, age in enumerate([50, 10, 30]):
+        p = brute(tmp_path / f"s{i}.jsonl", msg("user", "common word"), msg("user", "common common word"), msg("user", "other"))
+        os.utime(p, (time.time() - age * 86400,) * 2)
+        paths.append(p)
+    ix = Indexer(backend)
+    ix.update([str(tmp_path)])
+    with open(paths[0], "ab") as f:  # appended later: its records are in two id ranges
+        f.write(msg("user", "common again"))
+    os.utime(paths[0], (time.time() - 50 * 86400,) * 2)
+    ix.update([str(tmp_path)])
+    found = [(os.path.basename(h.path), h.n) for h in find(backend, "common")]
+    assert [f for f, _ in found] == ["s1.jsonl"] * 2 + ["s2.jsonl"] * 2 + ["s0.jsonl"] * 3
+    assert found[:2] == [("s1.jsonl", 2), ("s1.jsonl", 1)]  # bm25 within the file: more matches first
+    assert [n for f, n in found if f == "s0.jsonl"] == [2, 1, 4] or sorted(n for f, n in found if f == "s0.jsonl") == [1, 2, 4]
+    assert {h.path for h in find(backend, "common", paths=(str(paths[2]),))} == {str(paths[2])}

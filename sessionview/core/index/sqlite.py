@@ -23,18 +23,18 @@ from typing import Iterable, Iterator, Sequence
 from sessionview.core.index.model import Candidate, Doc, FileState, Filters, IndexUnavailable
 from sessionview.core.index.query import Query, to_match
 
-VERSION = "1"
+VERSION = "2"
 TIMEOUT = 30.0  # seconds a write waits for another writer
 RECENT = 86400.0  # a file changed this many seconds ago gets half the boost of one changed now
 BOOST = 2.0  # a file changed now counts its word matches (1 + BOOST) times
 GARBAGE_MIN = 20000
-FIRST = 1000  # matches ranked first by bm25 alone, then with their file's age
+COMMON = 5000  # more matches than this are ranked file by file, newest file first
 
 _SCHEMA = """
 create table if not exists meta(key text primary key, value text);
 create table if not exists files(
     id integer primary key, path text unique not null, dev integer, ino integer, size integer, mtime_ns integer,
-    end_ integer, lines integer, head blob, tail blob, format text, kind text, partial integer);
+    end_ integer, lines integer, head blob, tail blob, format text, kind text, partial integer, lo integer, hi integer);
 create table if not exists docs(
     id integer primary key autoincrement, file_id integer not null, n integer, offset integer, length integer,
     role text, tool text, ts text, epoch real);
@@ -184,6 +184,7 @@ class SqliteBackend:
         db.executemany("insert into words(rowid, body) values (?, ?)", texts)
         if self._grams:
             db.executemany("insert into grams(rowid, body) values (?, ?)", texts)
+        db.execute("update files set lo=coalesce(min(lo, ?), ?), hi=? where id=?", (base + 1, base + 1, base + len(docs), file_id))
         calls = [(file_id, cid, name) for d in docs for cid, name in d.calls]
         if calls:
             db.executemany("insert or replace into calls values (?,?,?)", calls)
@@ -195,6 +196,7 @@ class SqliteBackend:
                             (cur.rowcount,))
         if from_n <= 1:
             self.db.execute("delete from calls where file_id=?", (file_id,))
+            self.db.execute("update files set lo=null, hi=null where id=?", (file_id,))
 
     def delete_file(self, path: str) -> None:
         row = self.db.execute("select id from files where path=?", (path,)).fetchone()
@@ -258,8 +260,9 @@ class SqliteBackend:
         return int(self.db.execute("select count(*) from docs").fetchone()[0])
 
     def search(self, query: Query, filters: Filters, substring: bool = False, now: float | None = None) -> Iterator[Candidate]:
-        """Best first. The best :data:`FIRST` matches by bm25 are ranked with their file's age first (cheap
-        however common the words are); the rest follow, ranked the same way."""
+        """Best first: bm25 weighed by the file's age. When the words are common (more than :data:`COMMON`
+        matches) ranking them all would be slow, so the files are taken newest first instead, each one's
+        matches ranked by bm25: the first hits come at once however common the words are."""
         table = "grams" if substring else "words"
         match = to_match(query, substring)
         where, params = _filter_sql(filters)
@@ -267,20 +270,22 @@ class SqliteBackend:
         # bm25 is negative (lower is better); a recently changed file multiplies it by up to 1 + BOOST
         select = (
             f"select f.path, f.format, f.kind, d.n, d.offset, d.length, d.role, d.tool, d.ts, f.mtime_ns, "
-            f"m.score * (1.0 + {BOOST} / (1.0 + max(0.0, ? - f.mtime_ns / 1e9) / {RECENT})) as s, d.id "
-            f"from (select rowid, bm25({table}) as score from {table} where {table} match ? order by score {{limit}}) m "
-            f"join docs d on d.id = m.rowid join files f on f.id = d.file_id {where} order by s, d.id"
+            f"m.score * (1.0 + {BOOST} / (1.0 + max(0.0, ? - f.mtime_ns / 1e9) / {RECENT})) as s "
+            f"from (select rowid, bm25({table}) as score from {table} where {table} match ? {{rowids}}) m "
+            f"join docs d on d.id = m.rowid join files f on f.id = d.file_id {where} {{file}} order by s, d.id"
         )
-        seen: set[int] = set()
-        rows = self.db.execute(select.format(limit=f"limit {FIRST}"), (now, match, *params)).fetchall()
-        for r in rows:
-            seen.add(r[11])
-            yield _candidate(r)
-        inner = self.db.execute(f"select count(*) from (select rowid from {table} where {table} match ? limit {FIRST + 1})", (match,)).fetchone()[0]
-        if inner <= FIRST:
+        count = self.db.execute(f"select count(*) from (select rowid from {table} where {table} match ? limit {COMMON + 1})",
+                                (match,)).fetchone()[0]
+        if count <= COMMON:
+            for r in self.db.execute(select.format(rowids="", file=""), (now, match, *params)):
+                yield _candidate(r)
             return
-        for r in self.db.execute(select.format(limit=""), (now, match, *params)):
-            if r[11] not in seen:
+        per_file = select.format(rowids="and rowid between ? and ?", file=("and" if where else "where") + " d.file_id = ?")
+        files = self.db.execute("select id, lo, hi, path, format from files where lo is not null order by mtime_ns desc, id").fetchall()
+        for file_id, lo, hi, path, fmt in files:
+            if filters.formats and fmt not in filters.formats or filters.paths and not any(_inside(path, p) for p in filters.paths):
+                continue
+            for r in self.db.execute(per_file, (now, match, lo, hi, *params, file_id)):
                 yield _candidate(r)
 
 
