@@ -17,4 +17,5 @@ def _private_state_dir(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("SESSIONVIEW_STATE_DIR", str(state / "backups"))
     monkeypatch.setenv("XDG_STATE_HOME", str(state / "xdg"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(state / "config"))
+    monkeypatch.setenv("SESSIONVIEW_INDEX", str(state / "index" / "index.sqlite"))
     yield

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from sessionview.cli import commands, writing
+from sessionview.cli import commands, searching, writing
 from sessionview.cli.output import PROG
 
 if TYPE_CHECKING:
@@ -38,6 +38,8 @@ commands:
   sessionview serve [PATH]           serve the app to a browser on 127.0.0.1 with a token
   sessionview export FILE --to md|html [-o OUT] [N:M]   write a transcript as Markdown or HTML
   sessionview fork FILE N [-o NEW]   write a new session holding records 1 to N
+  sessionview index [PATH] [--watch] build or update the full-text index of sessions
+  sessionview search QUERY [PATH...] search every session (words, "phrases", prefix*, -word)
 
 Run 'sessionview COMMAND --help' for the options of a command.
 
@@ -340,6 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_export(sub)
     _add_fork(sub)
     _add_hosts(sub)
+    searching.add_commands(sub, _formatter)
     return parser
 
 

@@ -105,6 +105,25 @@ def _find_in(
     return None
 
 
+def find_all(
+    scanner: Scanner,
+    term: str,
+    count: int,
+    should_stop: Callable[[], bool] = lambda: False,
+    accept: Callable[[int], bool] | None = None,
+) -> array | None:
+    """Every record (1..count, ascending) whose text contains ``term``, for "k of N". None if stopped."""
+    found = array("q")
+    start = 0
+    while term and start < count:
+        n = _find_in(scanner, term, start + 1, count, should_stop, lambda k: None, accept)
+        if n is None:
+            break
+        found.append(n)
+        start = n
+    return None if should_stop() else found
+
+
 def filter_rows(
     scanner: Scanner,
     flt: Filter,

@@ -7,11 +7,13 @@
 from __future__ import annotations
 
 import time
+from array import array
+from bisect import bisect_left
 from functools import partial
 
 from textual.worker import get_current_worker
 
-from sessionview.core.view.search import filter_rows, find
+from sessionview.core.view.search import filter_rows, find, find_all
 from sessionview.core.text import escape_control
 from sessionview.core.view.transcript import Filter, TranscriptModel
 from sessionview.ui import messages as msg
@@ -26,14 +28,18 @@ class Search:
     def __init__(self, host: SessionHost, follow: Follow) -> None:
         self.host = host
         self.follow = follow
+        self._matches: tuple[int, str, int, array, int | None] | None = None  # generation, term, records, hits, base
+        self._shown: int | None = None  # the record the status names
 
     # -- search ---------------------------------------------------------------------------------------
     def set_term(self, value: str) -> None:
         host = self.host
         host.term = value
         host.transcript.set_term(value)
+        self._matches = None
         if value:
             self.search(forward=True)
+            self.count_matches()
         else:
             host.search_status = ""
 
@@ -66,6 +72,51 @@ class Search:
         if not worker.is_cancelled:
             self.host.post_message(msg.SearchDone(generation, term, found, forward, start))
 
+    def count_matches(self) -> None:
+        """Count the records that hold the term in the background, so the status can say "k of N"."""
+        model = self.host.model
+        if model is None or not self.host.term:
+            return
+        work = partial(self._count_worker, self.follow.generation, model, self.host.term)
+        self.host.run_worker(work, group="search-count", exclusive=True, thread=True, exit_on_error=False)
+
+    def _count_worker(self, generation: int, model: TranscriptModel, term: str) -> None:
+        worker = get_current_worker()
+        count = len(model)
+        accept = model.row_visible if model.rows is not None else None
+        base = model.base
+        numbers = find_all(model.scanner(), term, count, lambda: worker.is_cancelled, accept)
+        if numbers is not None and not worker.is_cancelled:
+            self.host.app.call_from_thread(self._counted, generation, term, count, numbers, base)
+
+    def _counted(self, generation: int, term: str, count: int, numbers: array, base: int | None) -> None:
+        self._matches = (generation, term, count, numbers, base)
+        host = self.host
+        if self._shown is not None and term == host.term and host.search_status.startswith(f"“{escape_control(term, one_line=True)}” at"):
+            host.search_status = host.search_status.split(" · ")[0] + self._k_of_n(self._shown)
+
+    def _k_of_n(self, number: int) -> str:
+        """`` · k of N`` for the record ``number`` when the count is known for this term and file."""
+        m = self._matches
+        model = self.host.model
+        if m is None or model is None or m[0] != self.follow.generation or m[1] != self.host.term or m[4] != model.base:
+            return ""
+        numbers = m[3]
+        k = bisect_left(numbers, number)
+        if k >= len(numbers) or numbers[k] != number:
+            return ""
+        more = "+" if len(model) > m[2] else ""  # records appended since the count
+        return f" · {k + 1:,} of {len(numbers):,}{more}"
+
+    def show_hit(self, line: int) -> None:
+        """The status for line ``line`` (#N) as a match of the term (opened from a search of every session)."""
+        host = self.host
+        model = host.model
+        self._shown = model.record_of_line(line) if model is not None else None
+        term = escape_control(host.term, one_line=True)
+        host.search_status = f"“{term}” at #{line:,}" + (self._k_of_n(self._shown) if self._shown is not None else "")
+        self.count_matches()
+
     def progress(self, message: msg.SearchProgress) -> None:
         host = self.host
         if message.generation == self.follow.generation and host.workers_running("search"):
@@ -83,7 +134,8 @@ class Search:
             wrapped = (message.number <= message.from_number) if message.forward else (message.number >= message.from_number)
             line = model.line_number(message.number)
             where = f"#{line:,}" if line is not None else "#…"
-            host.search_status = f"“{term}” at {where}" + (" (wrapped)" if wrapped else "")
+            self._shown = message.number
+            host.search_status = f"“{term}” at {where}" + (" (wrapped)" if wrapped else "") + self._k_of_n(message.number)
             host.transcript.move_cursor_to(model.row_of(message.number), center=True)
 
     # -- go to line ------------------------------------------------------------------------------------

@@ -43,6 +43,7 @@ class BrowserScreen(Screen):
         Binding("s", "cycle_sort", "Sort", id="browser.sort"),
         Binding("r", "rescan", "Rescan", show=False, id="browser.rescan"),
         Binding("escape", "escape", "Clear filter", show=False, id="browser.clear"),
+        Binding("ctrl+f", "search_all", "Search all", tooltip="search the text of every session (full-text index)", id="browser.search-all"),
         Binding("q", "quit", "Quit", id="browser.quit"),
     ]
 
@@ -313,6 +314,16 @@ class BrowserScreen(Screen):
     def action_cycle_sort(self) -> None:
         self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
         self._refresh_rows()
+
+    def action_search_all(self) -> None:
+        from sessionview.ui.screens.search_all import SearchAllScreen, open_at
+        from sessionview.ui.screens.session import SessionScreen
+
+        def open_hit(path: str, display: str, number: int, term: str) -> None:
+            screen = SessionScreen(path, display=display, clock=self.clock, poll_interval=self.poll_interval, read_only=self.read_only)
+            open_at(self.app, screen, number, term)
+
+        self.app.push_screen(SearchAllScreen(self.root, display=self.display_root, open_session=open_hit, watch=self.watch))
 
     def action_rescan(self) -> None:
         self._scan()

@@ -1,0 +1,344 @@
+"""What to (re)index, decided the way the follower decides (:mod:`sessionview.core.tail`), and the docs of it.
+
+Per file the index keeps its identity (device, inode), size, modification time, how far it was indexed
+(``end``, just past the last complete line) and two hashes: of its first :data:`HEAD` bytes and of the
+:data:`TAIL` bytes just before ``end``. An update then costs one ``stat`` per file when nothing changed.
+When something did:
+
+* the file is at least ``end`` long and both hashes still match (an append; Brute's rewrite at the end of
+  a turn, or a temp file renamed over it, that starts with what was indexed): only the bytes past ``end``
+  are indexed, numbered on from the last line;
+* it is shorter, or the bytes differ (truncated, compacted, replaced): it is indexed again from the start;
+* it is gone: it leaves the index.
+
+A last line without its newline is indexed as it is and replaced on the next update. A JSON document
+(LittleGhost store, Gemini chat) is indexed whole whenever it changes.
+
+Writes go in one transaction per batch of about :data:`BATCH` bytes, each checking that the file's state
+in the index is still the one the batch continues: two processes indexing at once never add a record
+twice (the one that finds the state moved on starts its decision again). Extraction and writing run in
+turn in one thread: a second thread was slower (both halves hold the interpreter most of the time), and a
+child process did not pay for its pickling on this 2-core machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat as stat_mod
+import time
+from dataclasses import dataclass, field, replace
+from typing import Callable, Iterator, Sequence
+
+from sessionview.core import catalog, formats, jsondoc
+from sessionview.core.doc.document import open_regular, preader
+from sessionview.core.formats.base import Adapter
+from sessionview.core.index.extract import line_doc, line_docs, view_doc
+from sessionview.core.index.model import Doc, FileState, IndexBackend
+
+HEAD = 64 * 1024
+TAIL = 4096
+BATCH = 2 << 20
+SAMPLE_LINES = formats.SAMPLE  # a file with fewer lines is detected again as it grows
+
+Progress = Callable[["Progress_"], None]
+
+
+@dataclass
+class Progress_:
+    """Where an update is: files looked at of ``files``, bytes indexed of ``total`` (the files that changed)."""
+
+    files: int = 0
+    done_files: int = 0
+    total: int = 0
+    done: int = 0
+    path: str = ""
+
+
+@dataclass
+class Summary:
+    unchanged: int = 0
+    appended: int = 0
+    indexed: int = 0  # new files, and files indexed again from the start
+    deleted: int = 0
+    docs: int = 0
+    bytes: int = 0
+    skipped: list[str] = field(default_factory=list)  # paths that could not be indexed, with why
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.appended or self.indexed or self.deleted)
+
+
+def _h(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def fingerprint(read: Callable[[int, int], bytes], end: int) -> tuple[bytes, bytes]:
+    """Hashes of the first :data:`HEAD` bytes below ``end`` and of the :data:`TAIL` bytes just before it."""
+    return _h(read(0, min(end, HEAD))), _h(read(max(0, end - TAIL), min(end, TAIL)))
+
+
+@dataclass
+class _Batch:
+    start: int
+    end: int
+    lines: int  # complete lines in [start, end)
+    docs: list[Doc]
+    head: bytes
+    tail: bytes
+    partial: Doc | None = None
+    last: bool = False
+
+
+class _Raced(Exception):
+    """Another process moved the file's state on: decide again."""
+
+
+class Indexer:
+    """Bring the index current for files and directories. ``progress`` is called after each batch."""
+
+    def __init__(self, backend: IndexBackend, progress: Progress | None = None, batch: int = BATCH,
+                 should_stop: Callable[[], bool] = lambda: False, pause: float = 0.0) -> None:
+        self.backend = backend
+        self.progress = progress
+        self.batch = batch
+        self.should_stop = should_stop
+        self.pause = pause  # seconds to sleep after each batch (a background indexer leaves the CPU to others)
+        self._p = Progress_()
+
+    # -- what to look at ----------------------------------------------------------------------------
+    def targets(self, paths: Sequence[str]) -> tuple[list[str], list[str]]:
+        """``(files to look at, directories they come from)``: the session files under each directory, each
+        file given, and every indexed file under those (to notice the deleted ones). With no paths: every
+        indexed file."""
+        if not paths:
+            return [s.path for s in self.backend.files()], []
+        files: dict[str, None] = {}
+        dirs: list[str] = []
+        for p in paths:
+            p = os.path.abspath(p)
+            if os.path.isdir(p):
+                dirs.append(p)
+                for e in catalog.scan(p, self.should_stop):
+                    files[e.path] = None
+            else:
+                files[p] = None
+        for s in self.backend.files(dirs):
+            files.setdefault(s.path, None)
+        return list(files), dirs
+
+    def update(self, paths: Sequence[str] = ()) -> Summary:
+        t0 = time.monotonic()
+        summary = Summary()
+        if self.backend.needs_rebuild():
+            known = [s.path for s in self.backend.files()]
+            self.backend.reset(f"the index {self.backend.path} had more removed records than live ones; rebuilt it")
+            paths = list(paths) or known
+        files, _ = self.targets(paths)
+        self._p = Progress_(files=len(files))
+        for path in files:
+            if self.should_stop():
+                break
+            self._p.path = path
+            self.update_file(path, summary)
+            self._p.done_files += 1
+        summary.seconds = time.monotonic() - t0
+        return summary
+
+    # -- one file -------------------------------------------------------------------------------------
+    def update_file(self, path: str, summary: Summary | None = None) -> str:
+        """Bring one file current: ``unchanged``, ``appended``, ``indexed``, ``deleted`` or ``skipped``."""
+        summary = summary if summary is not None else Summary()
+        for _ in range(3):
+            try:
+                what = self._update_file(path, summary)
+            except _Raced:
+                continue
+            if what != "skipped":
+                setattr(summary, what, getattr(summary, what) + 1)
+            return what
+        summary.unchanged += 1
+        return "unchanged"
+
+    def _update_file(self, path: str, summary: Summary) -> str:
+        backend = self.backend
+        try:
+            path.encode()
+        except UnicodeEncodeError:
+            summary.skipped.append(f"{path!r}: the name is not UTF-8")
+            return "skipped"
+        state = backend.file_state(path)
+        try:
+            st = os.stat(path)
+        except OSError:
+            st = None
+        if st is None or not stat_mod.S_ISREG(st.st_mode):
+            if state is None:
+                if st is None and not os.path.lexists(path):
+                    summary.skipped.append(f"{path}: no such file")
+                return "skipped"
+            with backend.transaction():
+                backend.delete_file(path)
+            return "deleted"
+        if state is not None and (state.dev, state.ino, state.size, state.mtime_ns) == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns):
+            return "unchanged"
+        try:
+            fd = open_regular(path)
+        except OSError as exc:
+            summary.skipped.append(f"{path}: {exc.strerror or exc}")
+            return "skipped"
+        try:
+            return self._index_open(path, fd, state, summary)
+        finally:
+            os.close(fd)
+
+    def _index_open(self, path: str, fd: int, state: FileState | None, summary: Summary) -> str:
+        st = os.fstat(fd)
+        read = preader(fd)
+        head = read(0, formats.HEAD_BYTES)
+        if _is_document(path, head):
+            return self._index_document(path, st, state, summary)
+        adapter = formats.detect_head(head)
+        start = 0
+        if state is not None and state.kind == "lines" and st.st_size >= state.end and state.end > 0:
+            same = fingerprint(read, state.end) == (state.head, state.tail)
+            if same and (state.lines >= SAMPLE_LINES or adapter.name == state.format):
+                start = state.end
+                adapter = formats.by_name(state.format) if state.format in formats.BY_NAME else adapter
+        if start == 0:
+            new = FileState(path, st.st_dev, st.st_ino, -1, -1, 0, 0, b"", b"", adapter.name, "lines", False,
+                            state.id if state else None)
+            first = 1
+            names: dict[str, str] = {}
+            head_buf, tail_buf = b"", b""
+        else:
+            assert state is not None
+            new = FileState(path, st.st_dev, st.st_ino, -1, -1, state.end, state.lines, state.head, state.tail,
+                            state.format, "lines", state.partial, state.id)
+            first = state.lines + 1
+            names = backend_names(self.backend, state)
+            head_buf = read(0, min(start, HEAD))
+            tail_buf = read(max(0, start - TAIL), min(start, TAIL))
+        self._p.total += max(0, st.st_size - start)
+        batches = self._batches(read, st.st_size, start, first, adapter, names, head_buf, tail_buf)
+        expect = state
+        for batch in batches:
+            expect = self._commit(new, expect, batch, start == 0 and batch.start == 0, st, summary)
+            self._p.done += batch.end - batch.start
+            if self.progress is not None:
+                self.progress(self._p)
+            if self.pause:
+                time.sleep(self.pause)
+            if self.should_stop() and not batch.last:
+                return "indexed" if start == 0 else "appended"
+        return "indexed" if start == 0 else "appended"
+
+    def _commit(self, new: FileState, expect: FileState | None, batch: _Batch, first: bool, st: os.stat_result,
+                summary: Summary) -> FileState:
+        backend = self.backend
+        with backend.transaction():
+            cur = backend.file_state(new.path)
+            if not _same(cur, expect):
+                raise _Raced()
+            if cur is not None:
+                new.id = cur.id
+            file_id = backend.put_file(new)
+            if first and cur is not None:
+                backend.clear_docs(file_id)
+            elif cur is not None and cur.partial:
+                backend.clear_docs(file_id, cur.lines + 1)
+            docs = batch.docs + ([batch.partial] if batch.partial is not None else [])
+            summary.docs += backend.add_docs(file_id, docs)
+            summary.bytes += batch.end - batch.start
+            new.end = batch.end
+            new.lines += batch.lines
+            new.head, new.tail = batch.head, batch.tail
+            new.partial = batch.partial is not None
+            if batch.last:
+                new.size, new.mtime_ns = st.st_size, st.st_mtime_ns
+            backend.put_file(new)
+        return replace(new)
+
+    def _batches(self, read: Callable[[int, int], bytes], size: int, start: int, first: int, adapter: Adapter,
+                 names: dict[str, str], head_buf: bytes, tail_buf: bytes) -> Iterator[_Batch]:
+        pos = start
+        n = first
+        while True:
+            data = read(pos, self.batch)
+            cut = data.rfind(b"\n")
+            while cut == -1 and data and pos + len(data) < size:  # a line longer than a batch
+                more = read(pos + len(data), self.batch)
+                if not more:
+                    break
+                data += more
+                cut = data.rfind(b"\n")
+            last = pos + len(data) >= size or cut == -1
+            whole = data[: cut + 1]
+            rest = data[cut + 1 :]
+            docs = list(line_docs(adapter, whole, pos, n, names)) if whole else []
+            lines = whole.count(b"\n")
+            end = pos + len(whole)
+            if len(head_buf) < HEAD:
+                head_buf = (head_buf + whole)[:HEAD]
+            tail_buf = (tail_buf + whole[-TAIL:])[-TAIL:]
+            partial = None
+            if last and rest.strip():
+                raw = rest[:-1] if rest.endswith(b"\r") else rest
+                at = end
+                if end == 0 and raw.startswith(b"\xef\xbb\xbf"):
+                    raw, at = raw[3:], 3
+                partial = line_doc(adapter, n + lines, raw, at, names, terminated=False)
+            yield _Batch(pos, end, lines, docs, _h(head_buf), _h(tail_buf), partial, last)
+            if last:
+                return
+            pos = end
+            n += lines
+
+    def _index_document(self, path: str, st: os.stat_result, state: FileState | None, summary: Summary) -> str:
+        from sessionview.core.session import open_session
+
+        try:
+            session = open_session(path)
+        except Exception as exc:  # a broken document is skipped, never fatal
+            summary.skipped.append(f"{path}: {type(exc).__name__}: {exc}")
+            return "skipped"
+        try:
+            names: dict[str, str] = {}
+            docs = []
+            for view in session.views():
+                docs.append(view_doc(view, -1, 0, names))
+            fmt = session.format
+        finally:
+            session.close()
+        new = FileState(path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_size, len(docs), b"", b"", fmt,
+                        "document", False, state.id if state else None)
+        with self.backend.transaction():
+            cur = self.backend.file_state(path)
+            if not _same(cur, state):
+                raise _Raced()
+            file_id = self.backend.put_file(new)
+            self.backend.clear_docs(file_id)
+            summary.docs += self.backend.add_docs(file_id, docs)
+        summary.bytes += st.st_size
+        self._p.done += st.st_size
+        return "indexed"
+
+
+def backend_names(backend: IndexBackend, state: FileState) -> dict[str, str]:
+    return backend.call_names(state.id or 0, None) if state.id is not None else {}
+
+
+def _same(a: FileState | None, b: FileState | None) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return (a.dev, a.ino, a.size, a.mtime_ns, a.end, a.lines, a.head, a.tail, a.partial) == (
+        b.dev, b.ino, b.size, b.mtime_ns, b.end, b.lines, b.head, b.tail, b.partial)
+
+
+def _is_document(path: str, head: bytes) -> bool:
+    h = head[: jsondoc.HEAD_BYTES]
+    if jsondoc.looks_like_document(h):
+        return True
+    return path.lower().endswith(".json") and catalog.looks_like_json_document(h)

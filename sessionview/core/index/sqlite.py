@@ -1,0 +1,343 @@
+"""The embedded index store: one SQLite file with FTS5 tables, in WAL mode (two apps and a CLI at once).
+
+Tables: ``files`` (a :class:`FileState` per path), ``docs`` (a record's place and metadata; its id is the
+FTS rowid), ``calls`` (tool names by call id, to name a later result's tool), ``words`` (FTS5, unicode61)
+and, once a substring search asked for it, ``grams`` (FTS5, trigram). The FTS tables are contentless, which
+makes the index small and quick to build: snippets are made from the session file itself (:mod:`.hits`);
+the trigram table keeps no positions either, so substrings are checked against the file too. A contentless table cannot forget a row, so removed
+records stay behind as ids no ``docs`` row has (``docs.id`` is AUTOINCREMENT, never reused) and are dropped
+when the index is rebuilt (:meth:`SqliteBackend.needs_rebuild`).
+
+A corrupt file, one another process keeps locked past the timeout, and one an older version made are
+replaced by a new, empty index; :attr:`notice` says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import time
+from typing import Iterable, Iterator, Sequence
+
+from sessionview.core.index.model import Candidate, Doc, FileState, Filters, IndexUnavailable
+from sessionview.core.index.query import Query, to_match
+
+VERSION = "2"
+TIMEOUT = 30.0  # seconds a write waits for another writer
+RECENT = 86400.0  # a file changed this many seconds ago gets half the boost of one changed now
+BOOST = 2.0  # a file changed now counts its word matches (1 + BOOST) times
+GARBAGE_MIN = 20000
+COMMON = 5000  # more matches than this are ranked file by file, newest file first
+
+_SCHEMA = """
+create table if not exists meta(key text primary key, value text);
+create table if not exists files(
+    id integer primary key, path text unique not null, dev integer, ino integer, size integer, mtime_ns integer,
+    end_ integer, lines integer, head blob, tail blob, format text, kind text, partial integer, lo integer, hi integer);
+create table if not exists docs(
+    id integer primary key autoincrement, file_id integer not null, n integer, offset integer, length integer,
+    role text, tool text, ts text, epoch real);
+create index if not exists docs_file on docs(file_id, n);
+create table if not exists calls(file_id integer, call_id text, name text, primary key(file_id, call_id)) without rowid;
+create virtual table if not exists words using fts5(body, content='', tokenize='unicode61 remove_diacritics 0');
+"""
+_GRAMS = "create virtual table if not exists grams using fts5(body, content='', detail=none, tokenize='trigram')"
+
+
+def _remove(path: str) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path + suffix)
+
+
+class SqliteBackend:
+    """See the module docstring. ``path`` ``:memory:`` is an index for one process."""
+
+    def __init__(self, path: str, timeout: float = TIMEOUT, readonly: bool = False) -> None:
+        self.path = path
+        self.timeout = timeout
+        self.notice: str | None = None
+        self._grams: bool = False
+        self._in_tx = False
+        if path != ":memory:":
+            try:
+                os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+            except OSError as exc:
+                raise IndexUnavailable(f"cannot create the index directory for {path}: {exc.strerror or exc}") from None
+        try:
+            self._open()
+        except sqlite3.DatabaseError as exc:
+            why = "locked by another process" if _locked(exc) else f"unreadable ({exc})"
+            self._rebuild(f"the index {path} was {why}; started a new one")
+        if self.notice is None and self._version() != VERSION:
+            self._rebuild(f"the index {path} was made by another version of sessionview; started a new one")
+
+    # -- opening ------------------------------------------------------------------------------------
+    def _open(self) -> None:
+        self.db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False)
+        try:
+            db = self.db
+            mode = db.execute("pragma journal_mode=wal").fetchone()[0]
+            if self.path != ":memory:" and str(mode).lower() != "wal":
+                raise sqlite3.OperationalError(f"journal mode {mode}")
+            db.execute("pragma synchronous=normal")
+            db.execute("pragma cache_size=-16000")
+            db.execute("pragma temp_store=memory")
+            if not db.execute("select 1 from sqlite_master where name='meta'").fetchone():
+                with self.transaction():
+                    for statement in _SCHEMA.split(";"):
+                        if statement.strip():
+                            db.execute(statement)
+                    db.execute("insert or replace into meta values ('version', ?)", (VERSION,))
+            else:
+                db.execute("select count(*) from files").fetchone()  # a damaged file fails here
+            self._grams = bool(db.execute("select 1 from sqlite_master where name='grams'").fetchone())
+        except BaseException:
+            self.db.close()
+            raise
+
+    def _version(self) -> str | None:
+        try:
+            row = self.db.execute("select value from meta where key='version'").fetchone()
+        except sqlite3.DatabaseError:
+            return None
+        return row[0] if row else None
+
+    def _rebuild(self, notice: str) -> None:
+        with contextlib.suppress(Exception):
+            self.db.close()
+        if self.path != ":memory:":
+            _remove(self.path)
+        self.notice = notice
+        try:
+            self._open()
+        except sqlite3.Error as exc:
+            raise IndexUnavailable(f"cannot use the index {self.path}: {exc}") from None
+        if self._version() != VERSION:
+            with self.transaction():
+                self.db.execute("insert or replace into meta values ('version', ?)", (VERSION,))
+
+    def reset(self, notice: str) -> None:
+        """Start again with an empty index (corruption found while using it, or too many dead rows)."""
+        self._rebuild(notice)
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.db.close()
+
+    # -- writing ------------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        if self._in_tx:
+            yield
+            return
+        self.db.execute("begin immediate")
+        self._in_tx = True
+        try:
+            yield
+        except BaseException:
+            self._in_tx = False
+            with contextlib.suppress(sqlite3.Error):
+                self.db.execute("rollback")
+            raise
+        self._in_tx = False
+        self.db.execute("commit")
+
+    def put_file(self, s: FileState) -> int:
+        row = (s.dev, s.ino, s.size, s.mtime_ns, s.end, s.lines, s.head, s.tail, s.format, s.kind, int(s.partial))
+        if s.id is None:
+            found = self.db.execute("select id from files where path=?", (s.path,)).fetchone()
+            s.id = found[0] if found else None
+        if s.id is None:
+            cur = self.db.execute(
+                "insert into files(path, dev, ino, size, mtime_ns, end_, lines, head, tail, format, kind, partial) "
+                "values (?,?,?,?,?,?,?,?,?,?,?,?)", (s.path, *row))
+            s.id = int(cur.lastrowid or 0)
+        else:
+            self.db.execute(
+                "update files set dev=?, ino=?, size=?, mtime_ns=?, end_=?, lines=?, head=?, tail=?, format=?, kind=?, partial=? "
+                "where id=?", (*row, s.id))
+        return s.id
+
+    def add_docs(self, file_id: int, docs: Iterable[Doc]) -> int:
+        """Add records in one go: their ids follow the highest id ever given (AUTOINCREMENT's counter)."""
+        docs = list(docs)
+        if not docs:
+            return 0
+        self.db.execute("savepoint add_docs")
+        try:
+            self._add_all(file_id, docs)
+        except UnicodeEncodeError:  # a lone surrogate (a JSON "\ud800" escape): SQLite takes only UTF-8
+            self.db.execute("rollback to add_docs")
+            self._add_all(file_id, [_clean(d) for d in docs])
+        self.db.execute("release add_docs")
+        return len(docs)
+
+    def _add_all(self, file_id: int, docs: list[Doc]) -> None:
+        db = self.db
+        row = db.execute("select seq from sqlite_sequence where name='docs'").fetchone()
+        base = int(row[0]) if row else 0
+        db.executemany("insert into docs(id, file_id, n, offset, length, role, tool, ts, epoch) values (?,?,?,?,?,?,?,?,?)",
+                       [(base + i, file_id, d.n, d.offset, d.length, d.role, d.tool, d.timestamp, d.epoch) for i, d in enumerate(docs, 1)])
+        texts = [(base + i, d.text) for i, d in enumerate(docs, 1)]
+        db.executemany("insert into words(rowid, body) values (?, ?)", texts)
+        if self._grams:
+            db.executemany("insert into grams(rowid, body) values (?, ?)", texts)
+        db.execute("update files set lo=coalesce(min(lo, ?), ?), hi=? where id=?", (base + 1, base + 1, base + len(docs), file_id))
+        calls = [(file_id, cid, name) for d in docs for cid, name in d.calls]
+        if calls:
+            db.executemany("insert or replace into calls values (?,?,?)", calls)
+
+    def clear_docs(self, file_id: int, from_n: int = 1) -> None:
+        cur = self.db.execute("delete from docs where file_id=? and n>=?", (file_id, from_n))
+        if cur.rowcount > 0:
+            self.db.execute("insert into meta values ('garbage', ?) on conflict(key) do update set value=value+excluded.value",
+                            (cur.rowcount,))
+        if from_n <= 1:
+            self.db.execute("delete from calls where file_id=?", (file_id,))
+            self.db.execute("update files set lo=null, hi=null where id=?", (file_id,))
+
+    def delete_file(self, path: str) -> None:
+        row = self.db.execute("select id from files where path=?", (path,)).fetchone()
+        if row is None:
+            return
+        self.clear_docs(row[0])
+        self.db.execute("delete from files where id=?", (row[0],))
+
+    def needs_rebuild(self) -> bool:
+        """Whether dead FTS rows outnumber the live ones (the index is then built again from the files)."""
+        row = self.db.execute("select value from meta where key='garbage'").fetchone()
+        garbage = int(row[0]) if row else 0
+        if garbage < GARBAGE_MIN:
+            return False
+        live = self.db.execute("select max(id) - min(id) from docs").fetchone()[0] or 0
+        return garbage > live
+
+    @property
+    def has_grams(self) -> bool:
+        return self._grams
+
+    def enable_grams(self) -> None:
+        """Create the trigram table (empty: every file is then indexed again, see the indexer)."""
+        with self.transaction():
+            self.db.execute(_GRAMS)
+            self.db.execute("delete from docs")
+            self.db.execute("delete from calls")
+            self.db.execute("delete from files")
+            self.db.execute("delete from words")  # contentless: 'delete-all' would also do
+        self._grams = True
+
+    # -- reading ------------------------------------------------------------------------------------
+    def _state(self, row: tuple) -> FileState:
+        (fid, path, dev, ino, size, mtime_ns, end, lines, head, tail, fmt, kind, partial) = row
+        return FileState(path, dev, ino, size, mtime_ns, end, lines, head, tail, fmt, kind, bool(partial), fid)
+
+    _COLUMNS = "id, path, dev, ino, size, mtime_ns, end_, lines, head, tail, format, kind, partial"
+
+    def file_state(self, path: str) -> FileState | None:
+        row = self.db.execute(f"select {self._COLUMNS} from files where path=?", (path,)).fetchone()
+        return None if row is None else self._state(row)
+
+    def files(self, under: Sequence[str] = ()) -> list[FileState]:
+        rows = self.db.execute(f"select {self._COLUMNS} from files").fetchall()
+        states = [self._state(r) for r in rows]
+        return [s for s in states if not under or any(_inside(s.path, u) for u in under)]
+
+    def call_names(self, file_id: int, ids: Iterable[str] | None) -> dict[str, str]:
+        if ids is None:
+            return dict(self.db.execute("select call_id, name from calls where file_id=?", (file_id,)).fetchall())
+        wanted = list(dict.fromkeys(ids))
+        out: dict[str, str] = {}
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for cid, name in self.db.execute(f"select call_id, name from calls where file_id=? and call_id in ({marks})", (file_id, *chunk)):
+                out[cid] = name
+        return out
+
+    def count_docs(self) -> int:
+        return int(self.db.execute("select count(*) from docs").fetchone()[0])
+
+    def search(self, query: Query, filters: Filters, substring: bool = False, now: float | None = None) -> Iterator[Candidate]:
+        """Best first: bm25 weighed by the file's age. When the words are common (more than :data:`COMMON`
+        matches) ranking them all would be slow, so the files are taken newest first instead, each one's
+        matches ranked by bm25: the first hits come at once however common the words are."""
+        table = "grams" if substring else "words"
+        match = to_match(query, substring)
+        where, params = _filter_sql(filters)
+        now = time.time() if now is None else now
+        # bm25 is negative (lower is better); a recently changed file multiplies it by up to 1 + BOOST
+        select = (
+            f"select f.path, f.format, f.kind, d.n, d.offset, d.length, d.role, d.tool, d.ts, f.mtime_ns, "
+            f"m.score * (1.0 + {BOOST} / (1.0 + max(0.0, ? - f.mtime_ns / 1e9) / {RECENT})) as s "
+            f"from (select rowid, bm25({table}) as score from {table} where {table} match ? {{rowids}}) m "
+            f"join docs d on d.id = m.rowid join files f on f.id = d.file_id {where} {{file}} order by s, d.id"
+        )
+        count = self.db.execute(f"select count(*) from (select rowid from {table} where {table} match ? limit {COMMON + 1})",
+                                (match,)).fetchone()[0]
+        if count <= COMMON:
+            for r in self.db.execute(select.format(rowids="", file=""), (now, match, *params)):
+                yield _candidate(r)
+            return
+        per_file = select.format(rowids="and rowid between ? and ?", file=("and" if where else "where") + " d.file_id = ?")
+        files = self.db.execute("select id, lo, hi, path, format from files where lo is not null order by mtime_ns desc, id").fetchall()
+        for file_id, lo, hi, path, fmt in files:
+            if filters.formats and fmt not in filters.formats or filters.paths and not any(_inside(path, p) for p in filters.paths):
+                continue
+            for r in self.db.execute(per_file, (now, match, lo, hi, *params, file_id)):
+                yield _candidate(r)
+
+
+def _candidate(r: tuple) -> Candidate:
+    return Candidate(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7] or "", r[8], r[9] / 1e9, r[10])
+
+
+def _inside(path: str, under: str) -> bool:
+    return path == under or path.startswith(under.rstrip(os.sep) + os.sep)
+
+
+def _filter_sql(filters: Filters) -> tuple[str, list]:
+    clauses: list[str] = []
+    params: list = []
+    if filters.roles:
+        clauses.append(f"d.role in ({','.join('?' * len(filters.roles))})")
+        params.extend(sorted(filters.roles))
+    if filters.tools:
+        clauses.append("(" + " or ".join("instr(',' || d.tool || ',', ?) > 0" for _ in filters.tools) + ")")
+        params.extend(f",{t}," for t in sorted(filters.tools))
+    if filters.formats:
+        clauses.append(f"f.format in ({','.join('?' * len(filters.formats))})")
+        params.extend(sorted(filters.formats))
+    if filters.since is not None:
+        clauses.append("coalesce(d.epoch, f.mtime_ns / 1e9) >= ?")
+        params.append(filters.since)
+    if filters.until is not None:
+        clauses.append("coalesce(d.epoch, f.mtime_ns / 1e9) <= ?")
+        params.append(filters.until)
+    if filters.paths:
+        ors = []
+        for p in filters.paths:
+            prefix = p.rstrip(os.sep) + os.sep
+            ors.append("(f.path = ? or substr(f.path, 1, ?) = ?)")
+            params.extend([p, len(prefix), prefix])
+        clauses.append("(" + " or ".join(ors) + ")")
+    return ("where " + " and ".join(clauses)) if clauses else "", params
+
+
+def _text(s: str) -> str:
+    try:
+        s.encode()
+        return s
+    except UnicodeEncodeError:
+        return s.encode("utf-8", "replace").decode()
+
+
+def _clean(d: Doc) -> Doc:
+    calls = tuple((_text(c), _text(n)) for c, n in d.calls)
+    return Doc(d.n, d.offset, d.length, _text(d.role), _text(d.tool), d.timestamp and _text(d.timestamp), d.epoch, _text(d.text), calls)
+
+
+def _locked(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
