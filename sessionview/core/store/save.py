@@ -170,6 +170,11 @@ class _Save:
         made = self.back_up(loaded)
         pos_old, unsynced = self.catch_up(tmp, loaded, hold)
         self.replace(tmp, loaded.st)
+        if made is not None and made.linked:  # the old inode is now the backup alone: private, as a copy is
+            try:
+                os.fchmod(self.files.old_fd, 0o600)
+            except OSError:
+                pass
         cur = self.after_rename(tmp, pos_old, loaded, st_pre, made, unsynced)
         return self.result(cur, made, loaded)
 
@@ -195,7 +200,7 @@ class _Save:
             raise _changed_on_disk(given, "it is no longer a regular file")
         if (st.st_dev, st.st_ino) != (stamp.dev, stamp.ino):
             raise _changed_on_disk(given, "it was replaced by another file")
-        if st.st_nlink > 1:
+        if st.st_nlink > 1 and st.st_nlink - backups.links_to(self.real, st, self.state_dir) > 1:
             raise HardLinked(
                 f"refused: {given} has {st.st_nlink} hard links; replacing it would split them "
                 "(the other names would keep the old content)",
@@ -276,6 +281,7 @@ class _Save:
                     step=step,
                     given=self.given,
                     limit=self.limit,
+                    link=self.linkable(loaded, R, h_R),
                 )
             except Conflict as exc:  # the backup's copy saw the file rewritten
                 raise Rewriting(str(exc), self.given) from exc
@@ -286,6 +292,15 @@ class _Save:
             raise _rewriting(self.given)
         step("recheck")
         return made
+
+    def linkable(self, loaded: _Loaded, R: int, h_R: str) -> bool:
+        """Whether the backup may be a hard link to the file's inode: the rename leaves that inode alone,
+        nobody else has it open for writing (a fresh ``/proc`` scan), and it still holds what was checked."""
+        if self.writers or backups.dir_distrust_file(loaded.st):
+            return False
+        if find_writers(self.real, loaded.st, persistent=False):
+            return False
+        return prefix_matches(self.files.old_fd, R, h_R)
 
     # step 4: catch up with whole lines appended meanwhile (an unfinished one waits for the merge) --
     def catch_up(self, tmp: TempFile, loaded: _Loaded, hold: bytes) -> tuple[int, bool]:
