@@ -30,8 +30,10 @@ the replaced inode has no writer left); elsewhere those checks degrade to no-ops
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -111,6 +113,7 @@ class _Loaded:
     size: int  # R: the stamp's size plus the appended bytes
     sha256: str  # h_R: their hash
     st: os.stat_result
+    prefix: "Future[tuple[hashlib._Hash, int]] | None" = None  # the stamp's prefix, still being hashed
 
 
 class _Save:
@@ -138,8 +141,17 @@ class _Save:
         self.limit = limit
         self.files = Staging(given, real, state_dir=state_dir, limit=limit)
         self.writers: list[Writer] = []
+        self._pool: ThreadPoolExecutor | None = None
+
+    def background(self) -> ThreadPoolExecutor:
+        """One thread for hashing while the main thread writes or syncs (hashlib releases the GIL)."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sv-save")
+        return self._pool
 
     def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)  # before the descriptors it reads are closed
         self.files.close()
 
     # the whole save -----------------------------------------------------------------------------
@@ -150,6 +162,7 @@ class _Save:
         except OSError as exc:
             raise _failed(exc, "creating the temporary file", self.given) from exc
         hold = self.write_new(tmp, render, loaded.appended)
+        self.prefix_checked(loaded)
         if self.unchanged(tmp, hold, loaded):
             self.files.discard(tmp)
             st = loaded.st
@@ -220,13 +233,26 @@ class _Save:
                 )
         else:
             self.writers = find_writers(self.real, st)
-        h, got = hash_prefix(f.old_fd, stamp.size)
-        if got != stamp.size or h.hexdigest() != stamp.sha256:
-            raise _changed_on_disk(given, f"its first {stamp.size} bytes differ from what was loaded")
+        prefix = self.background().submit(hash_prefix, f.old_fd, stamp.size)  # checked after the new content is written
         step("check")
         appended = read_all(f.old_fd, stamp.size)
+        if not appended:
+            return _Loaded(appended, stamp.size, stamp.sha256, st, prefix)
+        h = self.prefix_hash(prefix)
         h.update(appended)
         return _Loaded(appended, stamp.size + len(appended), h.hexdigest(), st)
+
+    def prefix_hash(self, prefix: "Future[tuple[hashlib._Hash, int]]") -> "hashlib._Hash":
+        h, got = prefix.result()
+        if got != self.stamp.size or h.hexdigest() != self.stamp.sha256:
+            raise _changed_on_disk(self.given, f"its first {self.stamp.size} bytes differ from what was loaded")
+        return h
+
+    def prefix_checked(self, loaded: _Loaded) -> None:
+        """Wait for the check of the loaded prefix (hashed while the new content was written): nothing is
+        replaced, or called unchanged, before it passed."""
+        if loaded.prefix is not None:
+            self.prefix_hash(loaded.prefix)
 
     # step 2: write the new content --------------------------------------------------------------
     def write_new(self, tmp: TempFile, render: Callable[[bytes], Iterable[bytes]], appended: bytes) -> bytes:
@@ -281,7 +307,7 @@ class _Save:
                     step=step,
                     given=self.given,
                     limit=self.limit,
-                    link=self.linkable(loaded, R, h_R),
+                    link=self.linkable(loaded),
                 )
             except Conflict as exc:  # the backup's copy saw the file rewritten
                 raise Rewriting(str(exc), self.given) from exc
@@ -293,14 +319,14 @@ class _Save:
         step("recheck")
         return made
 
-    def linkable(self, loaded: _Loaded, R: int, h_R: str) -> bool:
+    def linkable(self, loaded: _Loaded) -> bool:
         """Whether the backup may be a hard link to the file's inode: the rename leaves that inode alone,
         nobody else has it open for writing (a fresh ``/proc`` scan), and it still holds what was checked."""
         if self.writers or backups.dir_distrust_file(loaded.st):
             return False
         if find_writers(self.real, loaded.st, persistent=False):
             return False
-        return prefix_matches(self.files.old_fd, R, h_R)
+        return prefix_matches(self.files.old_fd, loaded.size, loaded.sha256)  # the recheck, as a copy's
 
     # step 4: catch up with whole lines appended meanwhile (an unfinished one waits for the merge) --
     def catch_up(self, tmp: TempFile, loaded: _Loaded, hold: bytes) -> tuple[int, bool]:
