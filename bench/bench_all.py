@@ -43,6 +43,8 @@ SHARED = os.environ.get("SV_SHARED_BENCH") or os.path.join(REPO, "..", "shared",
 if not os.path.isdir(SHARED):
     SHARED = "/work/shared/bench"
 
+NEUTRAL = "/"  # the working directory of every measured process: ``python -m`` puts it first on sys.path
+
 ORJSON_FLOOR = r"""
 import sys, orjson
 loads = orjson.loads
@@ -87,7 +89,7 @@ def gen(data: str, size: str) -> str:
 def timed(cmd: list[str], *, env: dict | None = None, stdout=subprocess.DEVNULL, check: bool = True) -> tuple[float, float, int]:
     """Wall seconds, peak RSS (MiB, wait4) and exit status of ``cmd``."""
     t = time.perf_counter()
-    p = subprocess.Popen(cmd, env=env, stdout=stdout, stderr=subprocess.PIPE)
+    p = subprocess.Popen(cmd, env=env, stdout=stdout, stderr=subprocess.PIPE, cwd=NEUTRAL)
     _, status, usage = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t
     p.returncode = os.waitstatus_to_exitcode(status)
@@ -200,7 +202,7 @@ class Bench:
         firsts = []
         for _ in range(self.a.runs):
             t = time.perf_counter()
-            p = subprocess.Popen(self.sv + ["show", self.path], env=self.env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            p = subprocess.Popen(self.sv + ["show", self.path], env=self.env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=NEUTRAL)
             assert p.stdout is not None
             got = b""
             while b"\n#2 " not in got and b"\n#3 " not in got:  # the first record printed whole
@@ -291,7 +293,7 @@ class Bench:
             cmd += ["--bg-cmd", bg]
         if idle:
             cmd += ["--idle-s", str(idle)]
-        subprocess.run(cmd, stdout=subprocess.DEVNULL, env=self.env)
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, env=self.env, cwd=NEUTRAL)
         try:
             with open(out) as f:
                 return json.load(f)["summary"]
