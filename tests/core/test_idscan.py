@@ -145,3 +145,20 @@ def test_an_edit_that_keeps_its_ids_reads_no_other_record(session, monkeypatch):
 
     change = Change("edit", 3, 3, (Line(json.dumps(_call("call_1", "call_10") | {"content": "new text"}).encode(), b"\n"),))
     assert broken_ids(session, change) == ([], [])
+
+
+def test_ids_with_a_long_common_prefix_are_searched_once(tmp_path):
+    records = [_call("toolu_0001_a", "toolu_0001_b"), _result("toolu_0001_b"), _call("toolu_0001_ab"), _result("toolu_0001_a")]
+    records += [_result("toolu_0001_ab"), {"role": "user", "content": "names toolu_0001_a_x and toolu_0001"}]
+    p = tmp_path / "l.jsonl"
+    p.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in records))
+    s = JsonlSession.load(p)
+    try:
+        assert idscan.lines_mentioning(s.doc.source, ["toolu_0001_a", "toolu_0001_b"]) == {0, 1, 3}
+        full = s.pairing()
+        for first in range(1, len(s) + 1):
+            for last in range(first, len(s) + 1):
+                change = Change("probe", first, last, ())
+                assert broken_ids(s, change) == broken_ids(s, change, full)
+    finally:
+        s.close()

@@ -27,9 +27,11 @@ __all__ = ["IdPairing", "lines_mentioning", "searchable"]
 
 CHUNK = 16 * 1024 * 1024  # bytes searched at a time
 MAX_SEPARATE = 8  # ids searched one by one; more are searched by their common prefix
-MIN_PREFIX = 3  # the shortest common prefix worth a search of its own
+MIN_PREFIX = 3  # the shortest common prefix worth a search of its own, for many ids
+LONG_PREFIX = 7  # a common prefix this long is rare enough to search for instead of each id
 _ID = re.compile(r"[A-Za-z0-9_:+=~-]{1,512}\Z")
 _NUMBERISH = re.compile(r"[0-9+-]+\Z")  # a JSON number read as an id may be spelled otherwise (-0, 1e2)
+_TOKEN = re.compile(rb"[A-Za-z0-9_:+=~-]*")
 _ID_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_:+=~-")
 _ESCAPE = b"\\u00"
 _ASCII_ESCAPE = frozenset(b"234567")  # \u0020-\u007f: an escaped printable ASCII character
@@ -55,13 +57,15 @@ def lines_mentioning(source: Source, ids: Iterable[str]) -> set[int] | None:
         return set()
     if not searchable(i.decode() for i in wanted):
         return None
-    if len(wanted) <= MAX_SEPARATE:
+    prefix = _common_prefix(wanted)
+    if len(wanted) == 1:
+        needles, whole = wanted, True
+    elif len(prefix) >= LONG_PREFIX or (len(wanted) > MAX_SEPARATE and len(prefix) >= MIN_PREFIX):
+        needles, whole = [prefix], False  # one pass: ids of one turn share most of their characters
+    elif len(wanted) <= MAX_SEPARATE:
         needles, whole = wanted, True
     else:
-        prefix = _common_prefix(wanted)
-        if len(prefix) < MIN_PREFIX:
-            return None
-        needles, whole = [prefix], False
+        return None
     members = set(wanted)
     overlap = max(len(n) for n in wanted) + 8
     found: set[int] = set()
@@ -85,9 +89,8 @@ def lines_mentioning(source: Source, ids: Iterable[str]) -> set[int] | None:
                     if whole:
                         ok = j >= len(buf) or buf[j] not in _ID_BYTES
                     else:
-                        while j < len(buf) and buf[j] in _ID_BYTES:
-                            j += 1
-                        ok = buf[i:j] in members
+                        m = _TOKEN.match(buf, j)
+                        ok = buf[i : m.end() if m else j] in members
                     if ok:
                         found.add(line_of(pos + i))
                 i = buf.find(needle, i + 1)
