@@ -72,6 +72,7 @@ from sessionview.core.store.writers import Writer, find_writers
 __all__ = ["SaveResult", "save", "SETTLE_TIMEOUT"]
 
 SETTLE_TIMEOUT = 1.0  # seconds to wait, after the rename, for writers of the old inode to finish
+WRITE_CHUNKS = 8  # the new content is written fsio.CHUNK * this at a time (fewer writes, one hash hand-off each)
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,12 +265,13 @@ class _Save:
         """
         hold = appended[appended.rfind(b"\n") + 1 :]
         keep = len(hold)
+        size = WRITE_CHUNKS * fsio.CHUNK
         buf = bytearray()
         try:
             try:
                 for chunk in render(appended):
                     buf += chunk
-                    if len(buf) >= fsio.CHUNK + keep:
+                    if len(buf) >= size + keep:
                         n = len(buf) - keep
                         tmp.write(bytes(buf[:n]), self.limit)
                         del buf[:n]
