@@ -155,8 +155,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _checked(path: str) -> "tuple[Session, list[Problem]]":
     """Open and check ``path``; a file rewritten in place meanwhile is read again once it is quiet."""
-    from sessionview.core import ops
+    from sessionview.core import checkpar, ops
     from sessionview.core.doc.linescan import SourceChanged
+    from sessionview.core.session import JsonlSession
 
     for attempt in range(ops.ATTEMPTS):
         if attempt:
@@ -164,7 +165,7 @@ def _checked(path: str) -> "tuple[Session, list[Problem]]":
         try:
             session = open_file(path, digest=False)  # read-only: no SHA-256 while indexing
             try:
-                return session, session.check()
+                return session, checkpar.check(session) if isinstance(session, JsonlSession) else session.check()
             finally:
                 session.close()
         except SourceChanged:

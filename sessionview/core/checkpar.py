@@ -1,4 +1,5 @@
-"""``check`` of a big JSONL session on two cores: the same problems as :meth:`Session.check`, in the same order.
+"""``check`` of a big JSONL session on two cores: the same problems as :meth:`Session.check`, in the same order
+(``sessionview check`` calls :func:`check` for a JSONL session).
 
 The records are split at the line nearest the middle byte. A forked child views the second half while this
 process views the first; each keeps, per record, only its problems and, for the rules over the whole file

@@ -73,12 +73,6 @@ class JsonlSession(Session):
     def __len__(self) -> int:
         return len(self.doc)
 
-    def check(self) -> list[Problem]:
-        """Every problem (as :meth:`Session.check`), a big file's records viewed on two cores."""
-        from sessionview.core import checkpar
-
-        return checkpar.check(self)
-
     def _binary(self) -> bool:
         head = b"".join(self.doc.record(n).raw for n in range(1, min(len(self.doc), 64) + 1))[:4096]
         if b"\0" in head:

@@ -49,7 +49,7 @@ def test_two_processes_report_what_one_reports(tmp_path, parallel, tail, repeat)
     s = JsonlSession.load(p, digest=False)
     try:
         one = Session.check(s)
-        two = s.check()
+        two = checkpar.check(s)
         assert [(x.kind, x.number, x.message, x.ids, x.severity) for x in two] == [
             (x.kind, x.number, x.message, x.ids, x.severity) for x in one
         ]
@@ -86,7 +86,7 @@ def test_a_failure_in_the_second_half_is_raised(tmp_path, parallel, monkeypatch)
     monkeypatch.setattr(checkpar, "_facts", facts)
     try:
         with pytest.raises(OSError, match="the file changed"):
-            s.check()
+            checkpar.check(s)
     finally:
         s.close()
 
@@ -96,6 +96,6 @@ def test_a_binary_file_is_one_finding(tmp_path, parallel):
     p.write_bytes(bytes(range(256)) * 200)
     s = JsonlSession.load(p, digest=False)
     try:
-        assert [x.kind for x in s.check()] == [x.kind for x in Session.check(s)] == ["binary file"]
+        assert [x.kind for x in checkpar.check(s)] == [x.kind for x in Session.check(s)] == ["binary file"]
     finally:
         s.close()
