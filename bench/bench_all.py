@@ -19,7 +19,8 @@
 The data files go to ``--data-dir`` (default ``$SV_BENCH_DIR`` or ``bench/data``); the sessions are made by
 ``../shared/bench/gen_session.py`` (seed 42). toolong is installed into its own venv under the data
 directory (``pip install toolong==1.5.0``) unless ``--toolong PATH`` names a ``tl`` or ``--no-toolong``.
-Page cache warm; each figure is the median of ``--runs`` (min–max kept in the JSON). The ops' state
+Page cache warm; each figure is the median of ``--runs`` (min–max kept in the JSON), and every sample
+is taken right after a sample of its floor, so a change in the machine's load between rows moves both. The ops' state
 directory is a fresh temporary one, the copy's mtime is set an hour back (an op first waits for a file
 modified in the last second to settle), and ``sync`` runs before every timed write so it pays only for its own.
 """
@@ -113,6 +114,7 @@ class Bench:
         self.results: dict = {"size": a.size, "repo": a.repo, "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
                               "load_before": os.getloadavg(), "rows": {}}
         self.path = gen(self.data, a.size)
+        self.orjson_samples: list[tuple[float, float]] = []
 
     def row(self, name: str, sv: dict, floor: dict | None, key: str = "median", target: float | None = None, note: str = "") -> None:
         ratio = sv[key] / floor[key] if floor and floor.get(key) else None
@@ -133,13 +135,22 @@ class Bench:
         os.unlink(dst)
         return wall
 
-    def orjson(self) -> tuple[dict, dict]:
-        walls, rss = [], []
+    def orjson_once(self) -> tuple[float, float]:
+        w, m, _ = timed([sys.executable, "-c", ORJSON_FLOOR, self.path])
+        self.orjson_samples.append((w, m))
+        return w, m
+
+    def paired(self, cmd: list[str], check: bool = True) -> tuple[list[float], list[float], list[float], list[float]]:
+        """``cmd`` and the orjson floor, alternately (the machine's load changes between them otherwise)."""
+        walls, rss, fwalls, frss = [], [], [], []
         for _ in range(self.a.runs):
-            w, m, _ = timed([sys.executable, "-c", ORJSON_FLOOR, self.path])
+            fw, fm = self.orjson_once()
+            w, m, _ = timed(cmd, env=self.env, check=check)
+            fwalls.append(fw)
+            frss.append(fm)
             walls.append(w)
             rss.append(m)
-        return stats(walls), stats(rss)
+        return walls, rss, fwalls, frss
 
     # -- rows ---------------------------------------------------------------------------------
     def turns(self) -> list[int]:
@@ -167,6 +178,7 @@ class Bench:
         for name, args in jobs.items():
             walls, backup_bytes = [], []
             for _ in range(self.a.runs):
+                floors.append(self.cp_fsync(self.path))
                 shutil.copyfile(self.path, work)
                 old = time.time() - 3600  # not "modified just now": the ops wait a second for such a file to settle
                 os.utime(work, (old, old))
@@ -180,25 +192,20 @@ class Bench:
                 walls.append(w)
                 backup_bytes.append(_copied_bytes(state, before))
                 shutil.rmtree(state)
-                floors.append(self.cp_fsync(self.path))
             floor = stats(floors[-self.a.runs:])
             self.row(name, stats(walls), floor, target=2.0, note=f"backup bytes copied: {max(backup_bytes):,}")
         os.unlink(work)
 
-    def check(self, orj: tuple[dict, dict]) -> None:
-        walls, rss = [], []
-        for _ in range(self.a.runs):
-            w, m, _ = timed(self.sv + ["check", self.path], env=self.env, check=False)
-            walls.append(w)
-            rss.append(m)
-        self.row("check", stats(walls), orj[0], target=1.5)
-        self.row("check peak RSS (MiB)", stats(rss), orj[1], note="target ≤ 100 MB")
+    def check(self) -> None:
+        walls, rss, fwalls, frss = self.paired(self.sv + ["check", self.path], check=False)
+        self.row("check", stats(walls), stats(fwalls), target=1.5)
+        self.row("check peak RSS (MiB)", stats(rss), stats(frss), note="target ≤ 100 MB")
 
-    def parse(self, orj: tuple[dict, dict]) -> None:
-        walls = [timed([sys.executable, "-c", FULL_PARSE, self.path], env=self.env)[0] for _ in range(self.a.runs)]
-        self.row("full parse", stats(walls), orj[0], target=1.5)
+    def parse(self) -> None:
+        walls, _, fwalls, _ = self.paired([sys.executable, "-c", FULL_PARSE, self.path])
+        self.row("full parse", stats(walls), stats(fwalls), target=1.5)
 
-    def show(self, orj: tuple[dict, dict]) -> None:
+    def show(self) -> None:
         firsts = []
         for _ in range(self.a.runs):
             t = time.perf_counter()
@@ -214,8 +221,8 @@ class Bench:
             p.kill()
             p.wait()
         self.row("show, first record (s)", stats(firsts), None, note="target ≤ 0.2 s")
-        walls = [timed(self.sv + ["show", self.path], env=self.env)[0] for _ in range(self.a.runs)]
-        self.row("show, whole", stats(walls), orj[0], target=2.0)
+        walls, _, fwalls, _ = self.paired(self.sv + ["show", self.path])
+        self.row("show, whole", stats(walls), stats(fwalls), target=2.0)
 
     def tui(self) -> None:
         if not shutil.which("tmux"):
@@ -347,16 +354,14 @@ def main() -> None:
     subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(a.repo, "sessionview")], check=False)
     b = Bench(a)
     rows = [r.strip() for r in a.rows.split(",")]
-    orj = b.orjson() if {"check", "parse", "show"} & set(rows) else None
-    if orj:
-        b.results["orjson"] = {"wall": orj[0], "rss_mib": orj[1]}
     for name in rows:
         if name == "ops":
             b.ops()
         elif name in ("check", "parse", "show"):
-            getattr(b, name)(orj)
+            getattr(b, name)()
         elif name == "tui":
             b.tui()
+    b.results["orjson_samples"] = b.orjson_samples
     b.results["load_after"] = os.getloadavg()
     path = a.json or os.path.join(a.data_dir, "bench_all.json")
     with open(path, "w") as f:
