@@ -7,7 +7,7 @@ chooses between them.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any, Iterator
 
 from sessionview.core.doc.model import Kind, Problem, ToolCall, ToolResult, View, merge_views
 from sessionview.core.doc.pairing import Pairing, pair
@@ -88,7 +88,7 @@ class RecordFacts:
 
     def __init__(self) -> None:
         self.problems: list[Problem] = []
-        self.slim: list[View] = []
+        self.slim: list[Slim] = []  # compact: a View costs several times more
         self.count = 0
         self.not_utf8 = 0
         self.messages = False  # a message or compaction of a known format was seen
@@ -107,7 +107,9 @@ def record_facts(facts: RecordFacts, v: View) -> None:
     facts.count += 1
     facts.messages = facts.messages or v.kind in (Kind.MESSAGE, Kind.COMPACTION)
     if keeps_for_pairing(v):
-        facts.slim.append(slim(v))
+        facts.slim.append(
+            (v.number, v.kind, tuple((c.id, c.name) for c in v.tool_calls), tuple((r.call_id, r.is_error, r.name) for r in v.tool_results), v.numbers)
+        )
 
 
 def finish_check(session: Session, parts: list[RecordFacts]) -> list[Problem]:
@@ -115,7 +117,7 @@ def finish_check(session: Session, parts: list[RecordFacts]) -> list[Problem]:
     problems: list[Problem] = list(session.document_problems())
     for part in parts:
         problems.extend(part.problems)
-    problems.extend(pair(v for part in parts for v in part.slim).problems())
+    problems.extend(pair(unslim(t) for part in parts for t in part.slim).problems())
     count = sum(part.count for part in parts)
     not_utf8 = sum(part.not_utf8 for part in parts)
     if count and not_utf8 * 2 >= count and session._binary():
@@ -125,6 +127,18 @@ def finish_check(session: Session, parts: list[RecordFacts]) -> list[Problem]:
         problems.append(Problem("no messages", f"no messages of a known format ({session.format_title})", None))
     problems.sort(key=lambda p: (p.number or 0))
     return problems
+
+
+Slim = tuple[int, Kind, tuple[tuple[Any, str], ...], tuple[tuple[Any, Any, Any], ...], Any]
+
+
+def unslim(t: Slim) -> View:
+    """The slim view (:func:`slim`) of a record from what :func:`record_facts` kept of it."""
+    number, kind, calls, results, numbers = t
+    return View(
+        number, kind, tool_calls=tuple(ToolCall(i, name, None) for i, name in calls),
+        tool_results=tuple(ToolResult(cid, "", err, name) for cid, err, name in results), numbers=numbers,
+    )
 
 
 def slim(v: View) -> View:
