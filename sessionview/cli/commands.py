@@ -158,8 +158,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _checked(path: str, opener: "Callable[..., Session]" = open_file) -> "tuple[Session, list[Problem]]":
     """Open and check ``path``; a file rewritten in place meanwhile is read again once it is quiet."""
-    from sessionview.core import ops
+    from sessionview.core import checkpar, ops
     from sessionview.core.doc.linescan import SourceChanged
+    from sessionview.core.session import JsonlSession
 
     wait_quiet = getattr(opener, "wait_quiet", ops.wait_quiet)  # cli.remote: over SFTP for a remote file
     for attempt in range(ops.ATTEMPTS):
@@ -168,7 +169,7 @@ def _checked(path: str, opener: "Callable[..., Session]" = open_file) -> "tuple[
         try:
             session = opener(path, digest=False)  # read-only: no SHA-256 while indexing
             try:
-                return session, session.check()
+                return session, checkpar.check(session) if isinstance(session, JsonlSession) else session.check()
             finally:
                 session.close()
         except SourceChanged:

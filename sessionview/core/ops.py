@@ -30,6 +30,7 @@ from sessionview.core.edit.preview import PreviewRow
 from sessionview.core.edit.writeback import Outcome
 from sessionview.core.errors import AnotherWriter, Conflict, InvalidEdit, Refused
 from sessionview.core.store import backups, restore
+from sessionview.core.store.backup_copy import verified_chunks
 from sessionview.core.store.paths import default_root
 from sessionview.core.store.stable import wait_stable
 
@@ -169,8 +170,10 @@ def newest_backup_diff(path: str) -> str:
     if not found:
         raise backups.NoBackup(f"{path}: no backup to restore", path)
     fd = backups.open_backup(found[0], path)
-    with os.fdopen(fd, "rb") as f:
-        old = f.read()
+    try:
+        old = b"".join(verified_chunks(found[0].path, fd, path))
+    finally:
+        os.close(fd)
     with open(path, "rb") as f:
         current = f.read()
     return _preview.bytes_diff(current, old, path)

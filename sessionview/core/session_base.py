@@ -7,14 +7,14 @@ chooses between them.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any, Iterator
 
 from sessionview.core.doc.model import Kind, Problem, ToolCall, ToolResult, View, merge_views
 from sessionview.core.doc.pairing import Pairing, pair
 from sessionview.core.formats.base import Adapter, Capabilities
 from sessionview.core.store.stamp import LoadStamp
 
-__all__ = ["Session"]
+__all__ = ["Session", "RecordFacts", "record_facts", "finish_check", "keeps_for_pairing", "slim"]
 
 
 class Session:
@@ -65,21 +65,10 @@ class Session:
 
     def check(self) -> list[Problem]:
         """Every problem: per record, then tool pairing, then document-wide."""
-        problems: list[Problem] = list(self.document_problems())
-        views = []
-        not_utf8 = 0
+        facts = RecordFacts()
         for v in self.views():
-            problems.extend(v.problems)
-            not_utf8 += any(p.kind == "not UTF-8" for p in v.problems)
-            views.append(_slim(v))
-        problems.extend(pair(views).problems())
-        if views and not_utf8 * 2 >= len(views) and self._binary():
-            # garbage bytes, not a session with a few bad lines: one finding instead of one per "line"
-            return [Problem("binary file", f"not text: {not_utf8} of {len(views)} pieces between newlines are not UTF-8", None)]
-        if not any(v.kind in (Kind.MESSAGE, Kind.COMPACTION) for v in views) and not any(p.severity == "error" for p in problems):
-            problems.append(Problem("no messages", f"no messages of a known format ({self.format_title})", None))
-        problems.sort(key=lambda p: (p.number or 0))
-        return problems
+            record_facts(facts, v)
+        return finish_check(self, [facts])
 
     def _binary(self) -> bool:
         """Whether the file's first bytes look binary (a NUL, or mostly bytes that are not UTF-8 text)."""
@@ -94,7 +83,65 @@ class Session:
         pass
 
 
-def _slim(v: View) -> View:
+class RecordFacts:
+    """What ``check`` keeps of a run of records: their problems, and slim views for the whole-file rules."""
+
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
+        self.slim: list[Slim] = []  # compact: a View costs several times more
+        self.count = 0
+        self.not_utf8 = 0
+        self.messages = False  # a message or compaction of a known format was seen
+
+
+def keeps_for_pairing(v: View) -> bool:
+    """Whether the whole-file rules (:func:`~sessionview.core.doc.pairing.pair`) need record ``v``: a new
+    rule over other records (user messages, say) widens this."""
+    return bool(v.tool_calls or v.tool_results)
+
+
+def record_facts(facts: RecordFacts, v: View) -> None:
+    """The per-record part of ``check`` (the hook for a new per-record rule)."""
+    facts.problems.extend(v.problems)
+    facts.not_utf8 += any(p.kind == "not UTF-8" for p in v.problems)
+    facts.count += 1
+    facts.messages = facts.messages or v.kind in (Kind.MESSAGE, Kind.COMPACTION)
+    if keeps_for_pairing(v):
+        facts.slim.append(
+            (v.number, v.kind, tuple((c.id, c.name) for c in v.tool_calls), tuple((r.call_id, r.is_error, r.name) for r in v.tool_results), v.numbers)
+        )
+
+
+def finish_check(session: Session, parts: list[RecordFacts]) -> list[Problem]:
+    """The whole-file part of ``check`` over the facts of consecutive runs of records, in order."""
+    problems: list[Problem] = list(session.document_problems())
+    for part in parts:
+        problems.extend(part.problems)
+    problems.extend(pair(unslim(t) for part in parts for t in part.slim).problems())
+    count = sum(part.count for part in parts)
+    not_utf8 = sum(part.not_utf8 for part in parts)
+    if count and not_utf8 * 2 >= count and session._binary():
+        # garbage bytes, not a session with a few bad lines: one finding instead of one per "line"
+        return [Problem("binary file", f"not text: {not_utf8} of {count} pieces between newlines are not UTF-8", None)]
+    if not any(part.messages for part in parts) and not any(p.severity == "error" for p in problems):
+        problems.append(Problem("no messages", f"no messages of a known format ({session.format_title})", None))
+    problems.sort(key=lambda p: (p.number or 0))
+    return problems
+
+
+Slim = tuple[int, Kind, tuple[tuple[Any, str], ...], tuple[tuple[Any, Any, Any], ...], Any]
+
+
+def unslim(t: Slim) -> View:
+    """The slim view (:func:`slim`) of a record from what :func:`record_facts` kept of it."""
+    number, kind, calls, results, numbers = t
+    return View(
+        number, kind, tool_calls=tuple(ToolCall(i, name, None) for i, name in calls),
+        tool_results=tuple(ToolResult(cid, "", err, name) for cid, err, name in results), numbers=numbers,
+    )
+
+
+def slim(v: View) -> View:
     """A view with only what pairing needs (ids, names, numbers), so a check of a huge file keeps little in
     memory: the arguments of the calls and the content of the results are dropped."""
     calls = tuple(ToolCall(c.id, c.name, None) for c in v.tool_calls)

@@ -36,6 +36,10 @@ from sessionview.core.errors import SaveError  # noqa: E402
 
 def crash(cfg: dict) -> None:
     fsio.CHUNK = cfg.get("chunk", 64)  # small chunks: a crash point between every few bytes
+    if cfg.get("no_link"):  # the state directory on another file system: the backup is copied
+        from sessionview.core.store import backup_copy
+
+        backup_copy.link = lambda *args: False
     new = bytes.fromhex(cfg["new"])
     doc = Document.load(cfg["path"])
     stamp = stamp_document(doc)

@@ -443,8 +443,8 @@ def test_writer_appending_1000_lines_per_second_loses_nothing(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("locked", [False, True])
-def test_crash_at_every_step_leaves_old_or_new(tmp_path, locked):
+@pytest.mark.parametrize("locked,linked", [(False, True), (True, True), (False, False)])
+def test_crash_at_every_step_leaves_old_or_new(tmp_path, locked, linked):
     state = tmp_path / "state"
     d = tmp_path / "sessions"
     d.mkdir()
@@ -461,6 +461,8 @@ def test_crash_at_every_step_leaves_old_or_new(tmp_path, locked):
         cfg = {"path": str(path), "root": str(d), "new": new.hex(), "crash_at": n, "state_dir": str(state)}
         if locked:
             cfg["lock_path"] = str(d / "s.lock")
+        if not linked:
+            cfg["no_link"] = True
         p = child("crash", cfg)
         crashed = p.returncode == -9
         assert crashed or p.returncode == 0, p.stderr
@@ -481,7 +483,8 @@ def test_crash_at_every_step_leaves_old_or_new(tmp_path, locked):
             assert content == new
             break
     steps = [s for s, _ in outcomes.values()]
-    for must in ("open", "check", "create", "write", "fsync", "backup:write", "backup:link", "rename", "dir_fsync"):
+    backup_steps = ("backup:record", "backup:link") if linked else ("backup:write", "backup:link")
+    for must in ("open", "check", "create", "write", "fsync", *backup_steps, "rename", "dir_fsync"):
         assert must in steps
     # the file switches from old to new exactly at the rename, never before
     first_new = min(k for k, (s, is_new) in outcomes.items() if is_new)

@@ -11,6 +11,7 @@ from sessionview.core.doc.model import Kind, View
 from sessionview.core.doc.pairing import Pairing
 from sessionview.core.doc.parse import Status, parse_record
 from sessionview.core.edit.change import Change, Editable
+from sessionview.core.edit.idscan import IdPairing
 from sessionview.core.errors import Refused
 
 
@@ -23,56 +24,77 @@ def _views_of_lines(session: Editable, lines: Iterable[Line], first: int) -> lis
     return out
 
 
-def broken_ids(session: Editable, change: Change, pairing: Pairing | None = None) -> tuple[list[str], list[str]]:
-    """Ids that the change would turn into (dangling calls, orphan results)."""
-    pairing = pairing if pairing is not None else session.pairing()
+def _ids(session: Editable, change: Change) -> tuple[set[str], set[str], set[str], set[str]]:
     removed = [v for v in session.views(change.first, change.last) if v.kind is not Kind.INVALID]
     added = _views_of_lines(session, change.lines, change.first)
+    calls_removed = {c.id for v in removed for c in v.tool_calls if c.id}
+    results_removed = {r.call_id for v in removed for r in v.tool_results if r.call_id}
+    calls_added = {c.id for v in added for c in v.tool_calls if c.id}
+    results_added = {r.call_id for v in added for r in v.tool_results if r.call_id}
+    return calls_removed, results_removed, calls_added, results_added
+
+
+def broken_ids(
+    session: Editable, change: Change, pairing: Pairing | IdPairing | None = None
+) -> tuple[list[str], list[str]]:
+    """Ids that the change would turn into (dangling calls, orphan results).
+
+    Only the ids whose calls or results the change removes or adds are looked up, in ``pairing`` (the
+    whole session's) or, by default, by a byte search for them (:class:`~.idscan.IdPairing`): an edit that
+    keeps its record's ids reads nothing else."""
+    calls_removed, results_removed, calls_added, results_added = _ids(session, change)
+    lost_calls, lost_results = calls_removed - calls_added, results_removed - results_added
+    new_calls, new_results = calls_added - calls_removed, results_added - results_removed
+    if isinstance(pairing, Pairing):
+        p = pairing
+    else:
+        lookup = pairing if pairing is not None else IdPairing(session)
+        p = lookup.cover(lost_calls | lost_results | new_calls | new_results)
     lo, hi = change.first, change.last
 
     def inside(n: int) -> bool:
         return lo <= n <= hi
 
-    calls_removed = {c.id for v in removed for c in v.tool_calls if c.id}
-    results_removed = {r.call_id for v in removed for r in v.tool_results if r.call_id}
-    calls_added = {c.id for v in added for c in v.tool_calls if c.id}
-    results_added = {r.call_id for v in added for r in v.tool_results if r.call_id}
     dangling: list[str] = []
     orphans: list[str] = []
-    for cid in sorted(calls_removed - calls_added):
-        outside = [n for n in pairing.results.get(cid, []) if not inside(n)]
+    for cid in sorted(lost_calls):
+        outside = [n for n in p.results.get(cid, []) if not inside(n)]
         if outside or cid in results_added:
             orphans.append(cid)
-    for cid in sorted(results_removed - results_added):
-        call_at = pairing.calls.get(cid)
+    for cid in sorted(lost_results):
+        call_at = p.calls.get(cid)
         if call_at is None or inside(call_at):
             continue
-        remaining = [n for n in pairing.results.get(cid, []) if not inside(n)]
+        remaining = [n for n in p.results.get(cid, []) if not inside(n)]
         if not remaining:
             dangling.append(cid)
-    for cid in sorted(calls_added - calls_removed):
-        if cid not in pairing.results and cid not in results_added:
+    for cid in sorted(new_calls):
+        if cid not in p.results and cid not in results_added:
             dangling.append(cid)
-    for cid in sorted(results_added - results_removed):
-        call_at = pairing.calls.get(cid)
+    for cid in sorted(new_results):
+        call_at = p.calls.get(cid)
         if (call_at is None or inside(call_at)) and cid not in calls_added:
             orphans.append(cid)
     return dangling, orphans
 
 
-def nearest_valid_range(session: Editable, first: int, last: int, widen: str, pairing: Pairing) -> tuple[int, int] | None:
+def nearest_valid_range(
+    session: Editable, first: int, last: int, widen: str, pairing: Pairing | IdPairing | None = None
+) -> tuple[int, int] | None:
     """Widen ``first..last`` until no tool call or result is split from its partner."""
     n = len(session)
+    lookup = pairing if pairing is not None else IdPairing(session)
     for _ in range(64):
         change = Change("probe", first, last, ())
-        dangling, orphans = broken_ids(session, change, pairing)
+        dangling, orphans = broken_ids(session, change, lookup)
         if not dangling and not orphans:
             return first, last
+        p = lookup if isinstance(lookup, Pairing) else lookup.cover(dangling + orphans)
         partners: list[int] = []
         for cid in dangling + orphans:
-            if cid in pairing.calls:
-                partners.append(pairing.calls[cid])
-            partners.extend(pairing.results.get(cid, []))
+            if cid in p.calls:
+                partners.append(p.calls[cid])
+            partners.extend(p.results.get(cid, []))
         new_first = min([first, *partners])
         new_last = max([last, *partners]) if widen == "both" else last
         if widen == "down":
@@ -86,7 +108,7 @@ def nearest_valid_range(session: Editable, first: int, last: int, widen: str, pa
 def check_integrity(session: Editable, change: Change, *, force: bool = False, widen: str | None = None) -> None:
     if force:
         return
-    pairing = session.pairing()
+    pairing = IdPairing(session)
     dangling, orphans = broken_ids(session, change, pairing)
     if not dangling and not orphans:
         return

@@ -27,11 +27,11 @@ import hashlib
 import os
 import re
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Callable, Iterator
 
-from sessionview.core.errors import Conflict, SaveError
+from sessionview.core.errors import SaveError
 from sessionview.core.store.fsio import (
     NO_LIMIT,
     O_CLOEXEC,
@@ -42,6 +42,7 @@ from sessionview.core.store.fsio import (
     read_range,
     write_all,
 )
+from sessionview.core.store import backup_copy
 from sessionview.core.store.tmpfiles import cleanup_temp_files, create_tmp
 
 __all__ = [
@@ -57,6 +58,8 @@ __all__ = [
     "write_unmerged",
     "dir_distrust",
     "scan_root",
+    "links_to",
+    "dir_distrust_file",
     "STATE_ENV",
 ]
 
@@ -84,6 +87,9 @@ class Backup:
     sequence: int = 0  # n in the name
     untrusted: str = ""  # why it must not be restored ("owned by another user (uid 65534)"), or ""
     kind: str = "backup"  # or "unmerged": bytes a save could not merge (never pruned)
+    inode: tuple[int, int] = field(default=(0, 0), compare=False)  # st_dev, st_ino: hard-linked backups share the replaced file's inode
+    nlink: int = field(default=1, compare=False)  # its links (more than one: also a name elsewhere, or several backups of one inode)
+    linked: bool = field(default=False, compare=False)  # made here as a hard link to the replaced inode (a new Backup from write_backup)
 
     @property
     def key(self) -> tuple[str, int]:
@@ -232,11 +238,14 @@ def write_backup(
     step: Callable[[str], None] | None = None,
     given: str | None = None,
     limit: Limit | None = None,
+    link: bool = False,
 ) -> Backup:
-    """Copy everything readable through ``src_fd`` into a new backup of ``real_path``.
+    """A new backup of ``real_path`` holding everything readable through ``src_fd``.
 
     ``verify=(size, sha256hex)``: the first ``size`` bytes must hash to that, else :class:`Conflict`
-    (the file was rewritten while the save was running) and no backup is kept. Nothing is pruned here:
+    (the file was rewritten while the save was running) and no backup is kept. ``link``: the caller
+    replaces the file by a rename and nobody else writes it, so a hard link to its inode may be the backup
+    (:mod:`.backup_copy`; only with ``verify``, which the caller has just checked). Nothing is pruned here:
     the save applies the retention policy after (:func:`sessionview.core.store.retention.prune_after_backup`).
     """
     step = step or (lambda name: None)
@@ -247,67 +256,81 @@ def write_backup(
     try:
         now = datetime.now(timezone.utc)
         stem = now.strftime(_TIME_FORMAT)
-        fd, tmp = create_tmp(dir_fd, stem + ".bak")
-        linked_tmp = True
-        try:
-            step("backup:create")
-            check_size, check_hex = verify if verify is not None else (0, hashlib.sha256().hexdigest())
-            h = hashlib.sha256()
-            pos = 0
-            for chunk in read_range(src_fd, 0, None):
-                if pos < check_size:
-                    h.update(chunk[: check_size - pos])
-                write_all(fd, chunk, pos, limit or NO_LIMIT)
-                pos += len(chunk)
-                step("backup:write")
-            if pos < check_size or h.hexdigest() != check_hex:
-                who = given or real_path
-                raise Conflict(
-                    f"conflict: {who} changed on disk during the save (rewritten by another program); "
-                    "nothing was written",
-                    who,
-                )
-            os.fsync(fd)
-            step("backup:fsync")
-            n = 0
-            while True:
-                name = f"{stem}-{n}.bak"
-                try:
-                    os.link(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-                except FileExistsError:
-                    n += 1
-                    continue
-                except OSError as exc:
-                    if exc.errno not in (errno.EPERM, errno.ENOTSUP, getattr(errno, "EOPNOTSUPP", -1), errno.EMLINK):
-                        raise
-                    # no hard links here: fall back to a rename (a same-name race is then possible)
-                    try:
-                        os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-                        n += 1
-                        continue
-                    except FileNotFoundError:
-                        os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-                        linked_tmp = False
-                break
+        made = backup_copy.link_named(src_fd, dir_fd, stem, verify, step) if link and verify is not None else None
+        if made is not None:
+            name, n = made
             step("backup:link")
-            if linked_tmp:
-                os.unlink(tmp, dir_fd=dir_fd)
-                linked_tmp = False
-                step("backup:unlink")
             os.fsync(dir_fd)
             step("backup:dir_fsync")
-        except BaseException:
-            if linked_tmp:
-                try:
-                    os.unlink(tmp, dir_fd=dir_fd)
-                except OSError:
-                    pass
-            raise
-        finally:
-            os.close(fd)
+            st = os.fstat(src_fd)
+            return Backup(os.path.join(d, name), now, st.st_size, real_path, n, inode=(st.st_dev, st.st_ino), nlink=st.st_nlink, linked=True)
+        name, n, size = _copied(src_fd, dir_fd, stem, verify, step, given or real_path, limit or NO_LIMIT)
+        os.fsync(dir_fd)
+        step("backup:dir_fsync")
     finally:
         os.close(dir_fd)
-    return Backup(os.path.join(d, name), now, pos, real_path, n)
+    return Backup(os.path.join(d, name), now, size, real_path, n)
+
+
+def _copied(
+    src_fd: int, dir_fd: int, stem: str, verify: tuple[int, str] | None, step: Callable[[str], None], who: str, limit: Limit
+) -> tuple[str, int, int]:
+    """Copy ``src_fd`` into a temporary file, check and sync it, then give it the next free ``.bak`` name."""
+    fd, tmp = create_tmp(dir_fd, stem + ".bak")
+    named = ""
+    try:
+        step("backup:create")
+        wfd = os.open(tmp, os.O_RDWR | O_CLOEXEC | O_NOFOLLOW, dir_fd=dir_fd)  # not O_APPEND: for copy_file_range
+        try:
+            check = verify if verify is not None else (0, hashlib.sha256().hexdigest())
+            size, whole, _how = backup_copy.copy(src_fd, wfd, check, limit=limit, step=step, who=who)
+            os.fsync(wfd)
+        finally:
+            os.close(wfd)
+        step("backup:fsync")
+        n = 0
+        while True:
+            name = f"{stem}-{n}.bak"
+            try:
+                backup_copy.write_record(dir_fd, name, size, whole)
+            except FileExistsError:
+                n += 1
+                continue
+            try:
+                os.link(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            except FileExistsError:
+                os.unlink(name + backup_copy.RECORD, dir_fd=dir_fd)
+                n += 1
+                continue
+            except OSError as exc:
+                if exc.errno not in (errno.EPERM, errno.ENOTSUP, getattr(errno, "EOPNOTSUPP", -1), errno.EMLINK):
+                    os.unlink(name + backup_copy.RECORD, dir_fd=dir_fd)
+                    raise
+                # no hard links here: a rename (the record holds the name, so only an old backup can race)
+                try:
+                    os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+                    os.unlink(name + backup_copy.RECORD, dir_fd=dir_fd)
+                    n += 1
+                    continue
+                except FileNotFoundError:
+                    os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+                    named = name
+            break
+        step("backup:link")
+        if not named:
+            os.unlink(tmp, dir_fd=dir_fd)
+            named = name
+            step("backup:unlink")
+    except BaseException:
+        if not named:
+            try:
+                os.unlink(tmp, dir_fd=dir_fd)
+            except OSError:
+                pass
+        raise
+    finally:
+        os.close(fd)
+    return named, n, size
 
 
 def write_unmerged(real_path: str, data: bytes, *, state_dir: str | os.PathLike[str] | None = None) -> str:
@@ -356,7 +379,7 @@ def _iter_entries(d: str, original: str, distrust_dir: str, pattern: re.Pattern[
             created = datetime.strptime(m.group(1), _TIME_FORMAT).replace(tzinfo=timezone.utc)
         except ValueError:  # e.g. month 13: not one of ours
             continue
-        yield Backup(p, created, st.st_size, original, int(m.group(2) or 0), why, kind)
+        yield Backup(p, created, st.st_size, original, int(m.group(2) or 0), why, kind, (st.st_dev, st.st_ino), st.st_nlink)
 
 
 def _entries(path: str | os.PathLike[str], state_dir: str | os.PathLike[str] | None, pattern: re.Pattern[str], kind: str) -> list[Backup]:
@@ -402,6 +425,17 @@ def scan_root(root: str) -> dict[str, tuple[list[Backup], list[Backup]]]:
             found.append(sorted(entries, key=lambda b: b.key, reverse=True))
         out[d] = (found[0], found[1])
     return out
+
+
+def dir_distrust_file(st: os.stat_result) -> str:
+    """Why a file with this status would be an untrusted backup (a hard link shares its owner and mode), or ``""``."""
+    return _distrust(st)
+
+
+def links_to(path: str, st: os.stat_result, state_dir: str | os.PathLike[str] | None = None) -> int:
+    """How many backups of ``path`` are hard links to the inode ``st`` (a save stopped between its link and
+    its rename leaves the file linked from its backups: those links do not make it a hard-linked file)."""
+    return sum(1 for b in list_backups(path, state_dir=state_dir) if b.inode == (st.st_dev, st.st_ino) and not b.untrusted)
 
 
 def _refusal(b: Backup, why: str, given: str | None) -> UntrustedBackup:

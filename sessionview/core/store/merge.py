@@ -230,7 +230,7 @@ class Merge:
                 kept = "the file was replaced again by another program"
         except OSError as exc:
             kept = f"putting its version back failed ({exc.strerror})"
-        bpath = made.path if made is not None else None
+        bpath = made.path if made is not None and not made.linked else None  # a linked backup was rewritten too
         raise Rewriting(
             f"conflict: {f.given} changed on disk during the save (rewritten by another program); "
             f"{kept}; your changes were not saved"

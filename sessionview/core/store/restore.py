@@ -7,7 +7,7 @@ from typing import Iterator
 
 from sessionview.core.errors import Conflict
 from sessionview.core.store.backups import Backup, NoBackup, list_backups, open_backup
-from sessionview.core.store.fsio import read_range
+from sessionview.core.store.backup_copy import verified_chunks
 from sessionview.core.store.paths import resolve_inside
 from sessionview.core.store.save import SaveResult, save
 from sessionview.core.store.stamp import LoadStamp, stamp_file
@@ -64,7 +64,7 @@ def _restore_from(
     stamp = LoadStamp(given, stamp.real_path, stamp.dev, stamp.ino, stamp.size, stamp.mtime_ns, stamp.sha256)
 
     def render(appended: bytes) -> Iterator[bytes]:
-        yield from read_range(src, 0, None)
+        yield from verified_chunks(chosen.path, src, given)  # a changed hard-linked backup raises before the rename
         yield appended
 
     return save(given, render, stamp, root=root, force=force, backup=True, state_dir=state_dir, lock_path=lock_path)

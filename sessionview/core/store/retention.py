@@ -6,7 +6,11 @@ and is applied after every backup is written (:func:`prune_after_backup`) and by
 * The newest backup of a file is never pruned, whatever the limits (so ``max_bytes`` can be exceeded by
   the newest backups alone), nor is the backup just written.
 * ``max_bytes`` counts the ``.bak`` files of every file under the backups root; when they are over it,
-  the oldest backups (of any file, or of the files named) go first.
+  the oldest backups (of any file, or of the files named) go first. It counts the bytes really used: a
+  backup that is a hard link (:mod:`.backup_copy`) costs its inode's size once, and nothing while that
+  inode still has a name outside the backups (the session file itself, when a save was stopped between
+  its link and its rename): removing the backup would free nothing. Reflinked copies are counted whole
+  (what they share cannot be told cheaply).
 * Unmerged-bytes files (``.unmerged``) are never pruned here and not counted: they hold bytes another
   program wrote that a save could not merge, and only the user may decide to drop them. They are listed.
 * Untrusted entries (another user's, or writable by group or others) are neither counted nor removed;
@@ -17,11 +21,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from sessionview.core.store import backups as _backups
+from sessionview.core.store.backup_copy import RECORD
 from sessionview.core.sizes import format_size, parse_size
 
-__all__ = ["Retention", "PruneReport", "prune", "prune_after_backup", "current_retention", "usage"]
+__all__ = ["Retention", "PruneReport", "prune", "prune_after_backup", "current_retention", "usage", "used_bytes"]
 
 DEFAULT_KEEP = 20
 DEFAULT_MAX_BYTES = 2 * 1024**3
@@ -65,8 +71,8 @@ class PruneReport:
 
     @property
     def used(self) -> int:
-        """Bytes of the kept backups of every file under the root (after the prune)."""
-        return sum(b.size for b in self.kept)
+        """Bytes the kept backups of every file under the root really use (after the prune)."""
+        return used_bytes(self.kept, _names(self.kept))
 
 
 def prune(
@@ -101,7 +107,12 @@ def prune(
         report.untrusted.extend(b for b in baks if b.untrusted)
         ok = trusted[d] = [b for b in baks if not b.untrusted]
         remove.update(b.path for b in ok[policy.keep:] if b.path not in protect)
-    used = sum(b.size for ok in trusted.values() for b in ok if b.path not in remove)
+    names = _names(b for ok in trusted.values() for b in ok)
+
+    def still_used() -> int:
+        return used_bytes((b for ok in trusted.values() for b in ok if b.path not in remove), names)
+
+    used = still_used()
     if used > policy.max_bytes:
         candidates = [b for d, ok in trusted.items() if chosen is None or d in chosen for b in ok[1:]]
         candidates.sort(key=lambda b: b.key)
@@ -111,7 +122,7 @@ def prune(
             if b.path in remove or b.path in protect:
                 continue
             remove.add(b.path)
-            used -= b.size
+            used = still_used()
     for ok in trusted.values():
         for b in ok:
             (report.removed if b.path in remove else report.kept).append(b)
@@ -126,6 +137,10 @@ def prune(
             except OSError:
                 report.kept.append(b)
                 continue
+            try:
+                os.unlink(b.path + RECORD)
+            except OSError:
+                pass
             gone.append(b)
         report.removed = gone
     return report
@@ -134,7 +149,27 @@ def prune(
 def usage(state_dir: str | os.PathLike[str] | None = None) -> int:
     """Bytes of every trusted backup under the root (unmerged files not counted)."""
     root = _backups.backups_root(state_dir)
-    return sum(b.size for baks, _ in _backups.scan_root(root).values() for b in baks if not b.untrusted)
+    found = [b for baks, _ in _backups.scan_root(root).values() for b in baks if not b.untrusted]
+    return used_bytes(found, _names(found))
+
+
+def _names(found: Iterable[_backups.Backup]) -> dict[tuple[int, int], int]:
+    """How many of the backups ``found`` name each inode."""
+    out: dict[tuple[int, int], int] = {}
+    for b in found:
+        out[b.inode] = out.get(b.inode, 0) + 1
+    return out
+
+
+def used_bytes(kept: Iterable[_backups.Backup], names: dict[tuple[int, int], int]) -> int:
+    """The bytes ``kept`` really use: each inode once, and none for an inode that also has a name outside
+    the backups (``names``: how many backups name each inode; fewer than its links means a name elsewhere)."""
+    seen: dict[object, int] = {}
+    for b in kept:
+        key: object = b.inode if b.inode != (0, 0) else b.path
+        if key not in seen:
+            seen[key] = b.size if b.inode == (0, 0) or b.nlink <= names.get(b.inode, 0) else 0
+    return sum(seen.values())
 
 
 def prune_after_backup(made: _backups.Backup, *, state_dir: str | None) -> PruneReport | None:

@@ -30,8 +30,10 @@ the replaced inode has no writer left); elsewhere those checks degrade to no-ops
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -70,6 +72,7 @@ from sessionview.core.store.writers import Writer, find_writers
 __all__ = ["SaveResult", "save", "SETTLE_TIMEOUT"]
 
 SETTLE_TIMEOUT = 1.0  # seconds to wait, after the rename, for writers of the old inode to finish
+WRITE_CHUNKS = 8  # the new content is written fsio.CHUNK * this at a time (fewer writes, one hash hand-off each)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +114,7 @@ class _Loaded:
     size: int  # R: the stamp's size plus the appended bytes
     sha256: str  # h_R: their hash
     st: os.stat_result
+    prefix: "Future[tuple[hashlib._Hash, int]] | None" = None  # the stamp's prefix, still being hashed
 
 
 class _Save:
@@ -138,8 +142,17 @@ class _Save:
         self.limit = limit
         self.files = Staging(given, real, state_dir=state_dir, limit=limit)
         self.writers: list[Writer] = []
+        self._pool: ThreadPoolExecutor | None = None
+
+    def background(self) -> ThreadPoolExecutor:
+        """One thread for hashing while the main thread writes or syncs (hashlib releases the GIL)."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sv-save")
+        return self._pool
 
     def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)  # before the descriptors it reads are closed
         self.files.close()
 
     # the whole save -----------------------------------------------------------------------------
@@ -150,6 +163,7 @@ class _Save:
         except OSError as exc:
             raise _failed(exc, "creating the temporary file", self.given) from exc
         hold = self.write_new(tmp, render, loaded.appended)
+        self.prefix_checked(loaded)
         if self.unchanged(tmp, hold, loaded):
             self.files.discard(tmp)
             st = loaded.st
@@ -170,6 +184,11 @@ class _Save:
         made = self.back_up(loaded)
         pos_old, unsynced = self.catch_up(tmp, loaded, hold)
         self.replace(tmp, loaded.st)
+        if made is not None and made.linked:  # the old inode is now the backup alone: private, as a copy is
+            try:
+                os.fchmod(self.files.old_fd, 0o600)
+            except OSError:
+                pass
         cur = self.after_rename(tmp, pos_old, loaded, st_pre, made, unsynced)
         return self.result(cur, made, loaded)
 
@@ -195,7 +214,7 @@ class _Save:
             raise _changed_on_disk(given, "it is no longer a regular file")
         if (st.st_dev, st.st_ino) != (stamp.dev, stamp.ino):
             raise _changed_on_disk(given, "it was replaced by another file")
-        if st.st_nlink > 1:
+        if st.st_nlink > 1 and st.st_nlink - backups.links_to(self.real, st, self.state_dir) > 1:
             raise HardLinked(
                 f"refused: {given} has {st.st_nlink} hard links; replacing it would split them "
                 "(the other names would keep the old content)",
@@ -215,13 +234,26 @@ class _Save:
                 )
         else:
             self.writers = find_writers(self.real, st)
-        h, got = hash_prefix(f.old_fd, stamp.size)
-        if got != stamp.size or h.hexdigest() != stamp.sha256:
-            raise _changed_on_disk(given, f"its first {stamp.size} bytes differ from what was loaded")
+        prefix = self.background().submit(hash_prefix, f.old_fd, stamp.size)  # checked after the new content is written
         step("check")
         appended = read_all(f.old_fd, stamp.size)
+        if not appended:
+            return _Loaded(appended, stamp.size, stamp.sha256, st, prefix)
+        h = self.prefix_hash(prefix)
         h.update(appended)
         return _Loaded(appended, stamp.size + len(appended), h.hexdigest(), st)
+
+    def prefix_hash(self, prefix: "Future[tuple[hashlib._Hash, int]]") -> "hashlib._Hash":
+        h, got = prefix.result()
+        if got != self.stamp.size or h.hexdigest() != self.stamp.sha256:
+            raise _changed_on_disk(self.given, f"its first {self.stamp.size} bytes differ from what was loaded")
+        return h
+
+    def prefix_checked(self, loaded: _Loaded) -> None:
+        """Wait for the check of the loaded prefix (hashed while the new content was written): nothing is
+        replaced, or called unchanged, before it passed."""
+        if loaded.prefix is not None:
+            self.prefix_hash(loaded.prefix)
 
     # step 2: write the new content --------------------------------------------------------------
     def write_new(self, tmp: TempFile, render: Callable[[bytes], Iterable[bytes]], appended: bytes) -> bytes:
@@ -233,12 +265,13 @@ class _Save:
         """
         hold = appended[appended.rfind(b"\n") + 1 :]
         keep = len(hold)
+        size = WRITE_CHUNKS * fsio.CHUNK
         buf = bytearray()
         try:
             try:
                 for chunk in render(appended):
                     buf += chunk
-                    if len(buf) >= fsio.CHUNK + keep:
+                    if len(buf) >= size + keep:
                         n = len(buf) - keep
                         tmp.write(bytes(buf[:n]), self.limit)
                         del buf[:n]
@@ -276,6 +309,7 @@ class _Save:
                     step=step,
                     given=self.given,
                     limit=self.limit,
+                    link=self.linkable(loaded),
                 )
             except Conflict as exc:  # the backup's copy saw the file rewritten
                 raise Rewriting(str(exc), self.given) from exc
@@ -286,6 +320,15 @@ class _Save:
             raise _rewriting(self.given)
         step("recheck")
         return made
+
+    def linkable(self, loaded: _Loaded) -> bool:
+        """Whether the backup may be a hard link to the file's inode: the rename leaves that inode alone,
+        nobody else has it open for writing (a fresh ``/proc`` scan), and it still holds what was checked."""
+        if self.writers or backups.dir_distrust_file(loaded.st):
+            return False
+        if find_writers(self.real, loaded.st, persistent=False):
+            return False
+        return prefix_matches(self.files.old_fd, loaded.size, loaded.sha256)  # the recheck, as a copy's
 
     # step 4: catch up with whole lines appended meanwhile (an unfinished one waits for the merge) --
     def catch_up(self, tmp: TempFile, loaded: _Loaded, hold: bytes) -> tuple[int, bool]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import threading
 
 from sessionview.core.store import backups
 from sessionview.core.store.fsio import Limit, copy_attrs, read_range, write_all
@@ -19,6 +20,34 @@ from sessionview.core.store.tmpfiles import create_tmp
 __all__ = ["TempFile", "Staging", "copy_range"]
 
 
+class _Background:
+    """A SHA-256 fed from a second thread while the caller writes (hashlib releases the GIL on big chunks):
+    the wait is at most one chunk behind, and :attr:`state` waits for all of it."""
+
+    def __init__(self) -> None:
+        self.h = hashlib.sha256()
+        self._pending: threading.Thread | None = None
+
+    def _wait(self) -> None:
+        if self._pending is not None:
+            self._pending.join()
+            self._pending = None
+
+    def update(self, data: bytes) -> None:
+        self._wait()
+        if len(data) < 1 << 20:
+            self.h.update(data)
+            return
+        t = threading.Thread(target=self.h.update, args=(data,), daemon=True, name="sv-save-hash")
+        t.start()
+        self._pending = t
+
+    @property
+    def state(self) -> "hashlib._Hash":
+        self._wait()
+        return self.h
+
+
 class TempFile:
     """A temporary file being written: its fd (read-write, append), name, size and running hash."""
 
@@ -26,15 +55,20 @@ class TempFile:
         self.fd = fd
         self.name = name
         self.size = 0
-        self.hash = hashlib.sha256()
+        self._hash = _Background()
         self.linked = True  # still under its temporary name
+
+    @property
+    def hash(self) -> "hashlib._Hash":
+        """The SHA-256 of everything written so far."""
+        return self._hash.state
 
     def write(self, data: bytes, limit: Limit) -> None:
         if not data:
             return
         write_all(self.fd, data, self.size, limit)
         self.size += len(data)
-        self.hash.update(data)
+        self._hash.update(data)
 
 
 def copy_range(fd: int, start: int, end: int | None, dst: TempFile, limit: Limit) -> int:

@@ -1,0 +1,374 @@
+#!/usr/bin/env python3
+"""Every row of issue 14 in one run: sessionview and each row's floor, measured in the same process tree.
+
+| row | sessionview | floor |
+|---|---|---|
+| edit, delete, truncate, compact | ``sessionview edit|delete|truncate|compact`` on a fresh copy | ``cp`` of the file, then ``fsync`` |
+| check | ``sessionview check FILE``: wall, peak RSS | orjson over every line (a subprocess): wall, peak RSS |
+| full parse | every record viewed (``JsonlSession.view``), in a subprocess | orjson over every line |
+| show, first record | ``sessionview show FILE``: launch to the first record on stdout | (target 0.2 s) |
+| show, whole | ``sessionview show FILE > /dev/null`` | orjson over every line (target 2×) |
+| first screen | ``sessionview FILE`` under ``../shared/bench/tui_timing.py`` | ``../shared/bench/textual_floor.py``; toolong too |
+| tail latency | the same, ``--tail N`` on a copy | the same for the floor |
+| following | ``--tail`` while ``gen_session.py --append-rate 20 --torn-prob 0.3`` appends: CPU of the tree, peak RSS | the same for the floor |
+
+    python bench/bench_all.py                                  # 1G, writes bench/data/bench_all.json
+    python bench/bench_all.py --size 100M --rows edit,check --runs 3
+    python bench/bench_all.py --repo /work/main --json before.json  # another checkout's sessionview
+
+The data files go to ``--data-dir`` (default ``$SV_BENCH_DIR`` or ``bench/data``); the sessions are made by
+``../shared/bench/gen_session.py`` (seed 42). toolong is installed into its own venv under the data
+directory (``pip install toolong==1.5.0``) unless ``--toolong PATH`` names a ``tl`` or ``--no-toolong``.
+Page cache warm; each figure is the median of ``--runs`` (min–max kept in the JSON), and every sample
+is taken right after a sample of its floor, so a change in the machine's load between rows moves both. The ops' state
+directory is a fresh temporary one, the copy's mtime is set an hour back (an op first waits for a file
+modified in the last second to settle), and ``sync`` runs before every timed write so it pays only for its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+SHARED = os.environ.get("SV_SHARED_BENCH") or os.path.join(REPO, "..", "shared", "bench")
+if not os.path.isdir(SHARED):
+    SHARED = "/work/shared/bench"
+
+NEUTRAL = "/"  # the working directory of every measured process: ``python -m`` puts it first on sys.path
+
+ORJSON_FLOOR = r"""
+import sys, orjson
+loads = orjson.loads
+n = bad = 0
+with open(sys.argv[1], "rb") as f:
+    rest = b""
+    while True:
+        chunk = f.read(16 << 20)
+        if not chunk:
+            break
+        lines = (rest + chunk).split(b"\n")
+        rest = lines.pop()
+        for line in lines:
+            n += 1
+            try:
+                loads(line)
+            except orjson.JSONDecodeError:
+                bad += 1
+    if rest:
+        n += 1
+print(n, bad)
+"""
+
+FULL_PARSE = r"""
+import sys
+from sessionview.core.session import JsonlSession
+s = JsonlSession.load(sys.argv[1], digest=False)
+for n in range(1, len(s) + 1):
+    s.view(n, keep=False)
+print(len(s))
+"""
+
+
+def gen(data: str, size: str) -> str:
+    path = os.path.join(data, f"s{size}-seed42.jsonl")
+    if not os.path.exists(path):
+        print(f"generating {path} ...", file=sys.stderr, flush=True)
+        subprocess.run([sys.executable, os.path.join(SHARED, "gen_session.py"), "--bytes", size, "--seed", "42", "--out", path], check=True)
+    return path
+
+
+def timed(cmd: list[str], *, env: dict | None = None, stdout=subprocess.DEVNULL, check: bool = True) -> tuple[float, float, int]:
+    """Wall seconds, peak RSS (MiB, wait4) and exit status of ``cmd``."""
+    t = time.perf_counter()
+    p = subprocess.Popen(cmd, env=env, stdout=stdout, stderr=subprocess.PIPE, cwd=NEUTRAL)
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t
+    p.returncode = os.waitstatus_to_exitcode(status)
+    err = p.stderr.read().decode(errors="replace") if p.stderr else ""
+    if check and p.returncode not in (0, 1):
+        raise RuntimeError(f"{cmd}: exit {p.returncode}: {err[-500:]}")
+    return wall, usage.ru_maxrss / 1024, p.returncode
+
+
+def stats(values: list[float]) -> dict:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values), "n": len(values)}
+
+
+class Bench:
+    def __init__(self, a: argparse.Namespace) -> None:
+        self.a = a
+        self.data = a.data_dir
+        self.env = dict(os.environ)
+        self.env["PYTHONPATH"] = a.repo + (os.pathsep + self.env["PYTHONPATH"] if self.env.get("PYTHONPATH") else "")
+        self.sv = [sys.executable, "-m", "sessionview"]
+        self.results: dict = {"size": a.size, "repo": a.repo, "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+                              "load_before": os.getloadavg(), "rows": {}}
+        self.path = gen(self.data, a.size)
+        self.orjson_samples: list[tuple[float, float]] = []
+
+    def row(self, name: str, sv: dict, floor: dict | None, key: str = "median", target: float | None = None, note: str = "") -> None:
+        ratio = sv[key] / floor[key] if floor and floor.get(key) else None
+        self.results["rows"][name] = {"sessionview": sv, "floor": floor, "ratio": ratio, "target": target, "note": note}
+        r = f"{ratio:.2f}×" if ratio is not None else ""
+        print(f"{name}: {sv[key]:.3f} vs {floor[key] if floor else float('nan'):.3f} {r} {note}", file=sys.stderr, flush=True)
+
+    # -- floors -------------------------------------------------------------------------------
+    def cp_fsync(self, src: str) -> float:
+        dst = os.path.join(self.data, "floor-copy.jsonl")
+        os.sync()
+        t = time.perf_counter()
+        subprocess.run(["cp", src, dst], check=True)
+        fd = os.open(dst, os.O_RDONLY)
+        os.fsync(fd)
+        os.close(fd)
+        wall = time.perf_counter() - t
+        os.unlink(dst)
+        return wall
+
+    def orjson_once(self) -> tuple[float, float]:
+        w, m, _ = timed([sys.executable, "-c", ORJSON_FLOOR, self.path])
+        self.orjson_samples.append((w, m))
+        return w, m
+
+    def paired(self, cmd: list[str], check: bool = True) -> tuple[list[float], list[float], list[float], list[float]]:
+        """``cmd`` and the orjson floor, alternately (the machine's load changes between them otherwise)."""
+        walls, rss, fwalls, frss = [], [], [], []
+        for _ in range(self.a.runs):
+            fw, fm = self.orjson_once()
+            w, m, _ = timed(cmd, env=self.env, check=check)
+            fwalls.append(fw)
+            frss.append(fm)
+            walls.append(w)
+            rss.append(m)
+        return walls, rss, fwalls, frss
+
+    # -- rows ---------------------------------------------------------------------------------
+    def turns(self) -> list[int]:
+        """Record numbers of the user messages (each starts a turn)."""
+        out = []
+        with open(self.path, "rb") as f:
+            for n, line in enumerate(f, 1):
+                if line.startswith(b'{"role":"user"'):
+                    out.append(n)
+        return out
+
+    def ops(self) -> None:
+        users = self.turns()
+        count = sum(1 for _ in open(self.path, "rb"))
+        mid = users[len(users) // 2]
+        nxt = users[len(users) // 2 + 1] - 1
+        jobs = {
+            "edit": ["edit", "{f}", str(count), "--content", "edited by bench_all"],
+            "delete": ["delete", "{f}", f"{mid}:{nxt}"],
+            "truncate": ["truncate", "{f}", "--keep", str(users[-1] - 1)],
+            "compact": ["compact", "{f}", f"{mid}:{nxt}", "--summary", "a summary from bench_all"],
+        }
+        work = os.path.join(self.data, "op-copy.jsonl")
+        floors: list[float] = []
+        for name, args in jobs.items():
+            walls, backup_bytes = [], []
+            for _ in range(self.a.runs):
+                floors.append(self.cp_fsync(self.path))
+                shutil.copyfile(self.path, work)
+                old = time.time() - 3600  # not "modified just now": the ops wait a second for such a file to settle
+                os.utime(work, (old, old))
+                state = tempfile.mkdtemp(prefix="sv-state-", dir=self.data)
+                env = dict(self.env, SESSIONVIEW_STATE_DIR=state)
+                before = os.stat(work)
+                os.sync()
+                w, _, rc = timed(self.sv + [a.replace("{f}", work) for a in args], env=env)
+                if rc != 0:
+                    raise RuntimeError(f"{name} refused (exit {rc})")
+                walls.append(w)
+                backup_bytes.append(_copied_bytes(state, before))
+                shutil.rmtree(state)
+            floor = stats(floors[-self.a.runs:])
+            self.row(name, stats(walls), floor, target=2.0, note=f"backup bytes copied: {max(backup_bytes):,}")
+        os.unlink(work)
+
+    def check(self) -> None:
+        walls, rss, fwalls, frss = self.paired(self.sv + ["check", self.path], check=False)
+        self.row("check", stats(walls), stats(fwalls), target=1.5)
+        self.row("check peak RSS (MiB)", stats(rss), stats(frss), note="target ≤ 100 MB")
+
+    def parse(self) -> None:
+        walls, _, fwalls, _ = self.paired([sys.executable, "-c", FULL_PARSE, self.path])
+        self.row("full parse", stats(walls), stats(fwalls), target=1.5)
+
+    def show(self) -> None:
+        firsts = []
+        for _ in range(self.a.runs):
+            t = time.perf_counter()
+            p = subprocess.Popen(self.sv + ["show", self.path], env=self.env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=NEUTRAL)
+            assert p.stdout is not None
+            got = b""
+            while b"\n#2 " not in got and b"\n#3 " not in got:  # the first record printed whole
+                chunk = os.read(p.stdout.fileno(), 65536)
+                if not chunk:
+                    break
+                got += chunk
+            firsts.append(time.perf_counter() - t)
+            p.kill()
+            p.wait()
+        self.row("show, first record (s)", stats(firsts), None, note="target ≤ 0.2 s")
+        walls, _, fwalls, _ = self.paired(self.sv + ["show", self.path])
+        self.row("show, whole", stats(walls), stats(fwalls), target=2.0)
+
+    def tui(self) -> None:
+        if not shutil.which("tmux"):
+            self.results["rows"]["tui"] = {"error": "no tmux"}
+            return
+        viewers = {
+            "sessionview": {"cmd": f"{' '.join(map(shlex.quote, self.sv))} {{file}}", "ready_absent": "indexing"},
+            "textual-floor": {"cmd": f"{shlex.quote(sys.executable)} {SHARED}/textual_floor.py {{file}}"},
+        }
+        tl = self.toolong()
+        if tl:
+            viewers["toolong"] = {"cmd": f"{tl} {{file}}", "ready_absent": "Scanning", "timeout": 30}
+        small = gen(self.data, self.a.tail_size)
+        out: dict = {}
+        for label, spec in viewers.items():
+            first = self.tui_run(label, spec, self.path, self.a.runs, f"{label}-first")
+            tail = self.tui_run(label, spec, small, 1, f"{label}-tail", tail=20) if label != "toolong" else {}
+            follow = {}
+            if label != "toolong":
+                bg = (f"{shlex.quote(sys.executable)} {SHARED}/gen_session.py --append-rate 20 --torn-prob 0.3 "
+                      f"--duration {self.a.follow_s} --out {{file}}")
+                follow = self.tui_run(label, spec, small, 1, f"{label}-follow", tail=20, bg=bg, idle=self.a.follow_s / 2)
+            out[label] = {"first": first, "tail": tail, "follow": follow}
+        self.results["tui"] = out
+        sv, fl = out["sessionview"], out["textual-floor"]
+
+        def med(d: dict, *keys: str) -> dict | None:
+            for k in keys:
+                d = (d or {}).get(k) if isinstance(d, dict) else None
+            return {"median": d} if isinstance(d, (int, float)) else (d if isinstance(d, dict) and "median" in d else None)
+
+        pairs = [
+            ("first screen (s)", med(sv, "first", "first_screen_s"), med(fl, "first", "first_screen_s"), 1.3),
+            ("tail latency, median (s)", med(sv, "tail", "tail", "median_s"), med(fl, "tail", "tail", "median_s"), 1.1),
+            ("following: CPU (%)", med(sv, "follow", "tail_cpu_pct"), med(fl, "follow", "tail_cpu_pct"), 1.5),
+            ("following: peak RSS (MiB)", med(sv, "follow", "mem_end", "sum_VmHWM_mib"), med(fl, "follow", "mem_end", "sum_VmHWM_mib"), None),
+            ("first screen: peak RSS (MiB)", med(sv, "first", "mem_end", "sum_VmHWM_mib"), med(fl, "first", "mem_end", "sum_VmHWM_mib"), None),
+        ]
+        for name, a, b, target in pairs:
+            if a is not None:
+                self.row(name, a, b, target=target)
+        t = med(out.get("toolong", {}), "first", "first_screen_s")
+        if t is not None and pairs[0][1] is not None:
+            self.row("first screen vs toolong (s)", pairs[0][1], t, note="toolong 1.5.0")
+
+    def toolong(self) -> str | None:
+        if self.a.no_toolong:
+            return None
+        if self.a.toolong:
+            return self.a.toolong
+        venv = os.path.join(self.data, "tl-venv")
+        tl = os.path.join(venv, "bin", "tl")
+        if not os.path.exists(tl):
+            try:
+                subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+                subprocess.run([os.path.join(venv, "bin", "python"), "-m", "pip", "install", "-q", "toolong==1.5.0"], check=True)
+            except (OSError, subprocess.CalledProcessError) as exc:
+                print(f"toolong could not be installed: {exc}", file=sys.stderr)
+                return None
+        return tl
+
+    def tui_run(self, label: str, spec: dict, path: str, runs: int, tag: str, tail: int = 0, bg: str | None = None, idle: float = 0) -> dict:
+        out = os.path.join(self.data, "results", f"{tag}.json")
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        cmd = [sys.executable, os.path.join(SHARED, "tui_timing.py"), "--label", label, "--cmd", spec["cmd"], "--file", path,
+               "--runs", str(runs), "--out", out, "--timeout", str(spec.get("timeout", 120)), "--socket", f"svbench-all-{os.getpid()}"]
+        if spec.get("ready_absent"):
+            cmd += ["--ready-absent", spec["ready_absent"]]
+        if tail:
+            tail_file = os.path.join(self.data, f"tail-{tag}.jsonl")
+            if os.path.exists(tail_file):
+                os.unlink(tail_file)
+            cmd += ["--tail", str(tail), "--tail-file", tail_file, "--tail-runs", "1"]
+        if bg:
+            cmd += ["--bg-cmd", bg]
+        if idle:
+            cmd += ["--idle-s", str(idle)]
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, env=self.env, cwd=NEUTRAL)
+        try:
+            with open(out) as f:
+                return json.load(f)["summary"]
+        except (OSError, ValueError, KeyError):
+            return {"errors": ["no result"]}
+
+
+def _copied_bytes(state: str, replaced: os.stat_result) -> int:
+    """Bytes the backups under ``state`` hold in inodes of their own (a hard link to the replaced file: 0)."""
+    total = 0
+    for d, _, names in os.walk(state):
+        for n in names:
+            if n.endswith(".bak"):
+                st = os.stat(os.path.join(d, n))
+                if (st.st_dev, st.st_ino) != (replaced.st_dev, replaced.st_ino):
+                    total += st.st_blocks * 512
+    return total
+
+
+def table(res: dict) -> str:
+    lines = ["| row | sessionview | floor | ratio | target |", "|---|---|---|---|---|"]
+    for name, r in res["rows"].items():
+        if "error" in r:
+            lines.append(f"| {name} | {r['error']} | | | |")
+            continue
+        sv, fl = r["sessionview"], r["floor"]
+        spread = f" ({sv['min']:.2f}–{sv['max']:.2f})" if "min" in sv and sv.get("n", 1) > 1 else ""
+        ratio = f"{r['ratio']:.2f}×" if r["ratio"] is not None else ""
+        target = f"≤ {r['target']}×" if r.get("target") else ""
+        note = f" {r['note']}" if r.get("note") else ""
+        lines.append(f"| {name} | {sv['median']:.3f}{spread} | {fl['median']:.3f} | {ratio} | {target}{note} |" if fl else
+                     f"| {name} | {sv['median']:.3f}{spread} | | | {target}{note} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--size", default="1G")
+    ap.add_argument("--tail-size", default="100M", help="the session followed for tail latency and the live agent")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--rows", default="ops,check,parse,show,tui")
+    ap.add_argument("--follow-s", type=float, default=20.0, help="seconds the live agent appends")
+    ap.add_argument("--data-dir", default=os.environ.get("SV_BENCH_DIR") or os.path.join(HERE, "data"))
+    ap.add_argument("--repo", default=REPO, help="the checkout whose sessionview is measured")
+    ap.add_argument("--json", help="where the figures go (default DATA_DIR/bench_all.json)")
+    ap.add_argument("--toolong", help="a toolong 'tl' to use instead of installing one")
+    ap.add_argument("--no-toolong", action="store_true")
+    a = ap.parse_args()
+    a.repo = os.path.abspath(a.repo)
+    os.makedirs(a.data_dir, exist_ok=True)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(a.repo, "sessionview")], check=False)
+    b = Bench(a)
+    rows = [r.strip() for r in a.rows.split(",")]
+    for name in rows:
+        if name == "ops":
+            b.ops()
+        elif name in ("check", "parse", "show"):
+            getattr(b, name)()
+        elif name == "tui":
+            b.tui()
+    b.results["orjson_samples"] = b.orjson_samples
+    b.results["load_after"] = os.getloadavg()
+    path = a.json or os.path.join(a.data_dir, "bench_all.json")
+    with open(path, "w") as f:
+        json.dump(b.results, f, indent=1)
+    print(table(b.results))
+    print(f"\nload average before {b.results['load_before'][0]:.1f}, after {b.results['load_after'][0]:.1f}; JSON: {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,164 @@
+"""The integrity check's byte search for tool ids (core/edit/idscan.py) gives the same answers as the full
+pairing: for every id, every range, across chunk boundaries, with escaped ids and ids inside other ids."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sessionview.core.edit import idscan
+from sessionview.core.edit.change import Change
+from sessionview.core.edit.integrity import broken_ids, nearest_valid_range
+from sessionview.core.session import JsonlSession
+
+
+def _call(*ids: str | int) -> dict:
+    return {"role": "assistant", "content": "", "tool_calls": [{"id": i, "name": "shell", "arguments": {}} for i in ids]}
+
+
+def _result(cid: str | int, text: str = "ok") -> dict:
+    return {"role": "tool", "tool_call_id": cid, "content": text}
+
+
+def _lines() -> list[bytes]:
+    records = [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": "go"},
+        _call("call_1", "call_10"),
+        _result("call_10", "mentions call_1 and \"call_1\" in its text"),
+        _result("call_1"),
+        _call("call_2"),
+        {"role": "user", "content": "a user message naming call_2x and xcall_2"},
+        _call("call_3"),
+        _call("call_2"),  # a duplicate id
+        _result("call_2"),
+        _result("call_missing"),  # an orphan
+        _call("call_4"),  # dangling
+        _call("tu_5"),
+    ]
+    out = [json.dumps(r, ensure_ascii=False).encode() for r in records]
+    out.append(b'{"role":"tool","tool_call_id":"\\u0074u_5","content":"escaped id"}')  # tu_5, spelled with an escape
+    out.append(b'{"role":"tool","tool_call_id":"call_3","content":"caf\\u00e9 \\u001b[0m"}')
+    out.append(json.dumps(_result("tu_5", "a second result")).encode())
+    return out
+
+
+@pytest.fixture(params=[3, 17, 1 << 20], ids=["chunk3", "chunk17", "chunk1M"])
+def session(request, tmp_path, monkeypatch):
+    monkeypatch.setattr(idscan, "CHUNK", request.param)
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(b"\n".join(_lines()) + b"\n")
+    s = JsonlSession.load(p)
+    yield s
+    s.close()
+
+
+IDS = ["call_1", "call_10", "call_2", "call_3", "call_4", "tu_5", "call_missing", "nothing"]
+
+
+def _entries(p, ids):
+    return (
+        {i: p.calls[i] for i in ids if i in p.calls},
+        {i: p.results[i] for i in ids if i in p.results},
+        {i: p.duplicate_calls[i] for i in ids if i in p.duplicate_calls},
+    )
+
+
+@pytest.mark.parametrize("ids", [[i] for i in IDS] + [IDS])
+def test_pairing_of_searched_ids_matches_the_full_pairing(session, ids):
+    full = session.pairing()
+    assert _entries(idscan.IdPairing(session).cover(ids), ids) == _entries(full, ids)
+
+
+def test_an_escaped_id_is_found():
+    lines = _lines()
+    source = JsonlSession.from_bytes(b"\n".join(lines) + b"\n").doc.source
+    found = idscan.lines_mentioning(source, ["tu_5"])
+    assert found is not None and {12, 13, 15} <= found
+
+
+def test_every_range_gets_the_answer_of_the_full_pairing(session):
+    full = session.pairing()
+    n = len(session)
+    for first in range(1, n + 1):
+        for last in range(first, n + 1):
+            change = Change("probe", first, last, ())
+            assert broken_ids(session, change) == broken_ids(session, change, full), (first, last)
+    for first in range(1, n + 1):
+        for widen in ("both", "down"):
+            assert nearest_valid_range(session, first, first, widen) == nearest_valid_range(session, first, first, widen, full)
+
+
+def test_edits_that_change_ids_match_the_full_pairing(session):
+    from sessionview.core.doc.document import Line
+
+    full = session.pairing()
+    for number in range(1, len(session) + 1):
+        for value in (_call("call_2"), _result("call_4"), _result("tu_5"), {"role": "user", "content": "x"}, _call("new")):
+            change = Change("edit", number, number, (Line(json.dumps(value).encode(), b"\n"),))
+            assert broken_ids(session, change) == broken_ids(session, change, full), (number, value)
+
+
+@pytest.mark.parametrize("ids", [["17"], ["a.b"], ["call 1"], ["é"], [f"x{i}" for i in range(20)]])
+def test_ids_a_byte_search_cannot_answer_fall_back(ids):
+    source = JsonlSession.from_bytes(b'{"role":"user","content":"hi"}\n').doc.source
+    assert idscan.lines_mentioning(source, ids) is None
+
+
+def test_a_number_id_falls_back_to_the_full_pairing(tmp_path):
+    p = tmp_path / "n.jsonl"
+    p.write_bytes(json.dumps(_call(17)).encode() + b"\n" + json.dumps(_result(-0)).encode() + b"\n")
+    s = JsonlSession.load(p)
+    try:
+        assert idscan.IdPairing(s).cover(["17"]).calls == {"17": 1}
+        change = Change("probe", 1, 1, ())
+        assert broken_ids(session=s, change=change) == broken_ids(s, change, s.pairing())
+    finally:
+        s.close()
+
+
+def test_many_ids_with_a_common_prefix_are_searched_once(tmp_path):
+    records = [_call(*[f"call_{i:03d}" for i in range(k, k + 3)]) for k in range(0, 30, 3)]
+    records += [_result(f"call_{i:03d}") for i in range(30)]
+    p = tmp_path / "m.jsonl"
+    p.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in records))
+    s = JsonlSession.load(p)
+    try:
+        ids = [f"call_{i:03d}" for i in range(30)]
+        assert idscan.lines_mentioning(s.doc.source, ids) == set(range(40))
+        full = s.pairing()
+        for first, last in ((1, 10), (3, 25), (11, 40), (1, 40)):
+            change = Change("probe", first, last, ())
+            assert broken_ids(s, change) == broken_ids(s, change, full)
+    finally:
+        s.close()
+
+
+def test_an_edit_that_keeps_its_ids_reads_no_other_record(session, monkeypatch):
+    def no_scan(*args, **kwargs):
+        raise AssertionError("searched the file")
+
+    monkeypatch.setattr(idscan, "lines_mentioning", no_scan)
+    monkeypatch.setattr(type(session), "pairing", no_scan)
+    from sessionview.core.doc.document import Line
+
+    change = Change("edit", 3, 3, (Line(json.dumps(_call("call_1", "call_10") | {"content": "new text"}).encode(), b"\n"),))
+    assert broken_ids(session, change) == ([], [])
+
+
+def test_ids_with_a_long_common_prefix_are_searched_once(tmp_path):
+    records = [_call("toolu_0001_a", "toolu_0001_b"), _result("toolu_0001_b"), _call("toolu_0001_ab"), _result("toolu_0001_a")]
+    records += [_result("toolu_0001_ab"), {"role": "user", "content": "names toolu_0001_a_x and toolu_0001"}]
+    p = tmp_path / "l.jsonl"
+    p.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in records))
+    s = JsonlSession.load(p)
+    try:
+        assert idscan.lines_mentioning(s.doc.source, ["toolu_0001_a", "toolu_0001_b"]) == {0, 1, 3}
+        full = s.pairing()
+        for first in range(1, len(s) + 1):
+            for last in range(first, len(s) + 1):
+                change = Change("probe", first, last, ())
+                assert broken_ids(s, change) == broken_ids(s, change, full)
+    finally:
+        s.close()
