@@ -51,6 +51,8 @@ class Adapter:
     name = "unknown"
     title = "Unknown JSONL"
     capabilities: ClassVar[Capabilities] = Capabilities()
+    #: records form a tree by ``id``/``parentId`` (see :mod:`sessionview.core.doc.branches`)
+    tree: ClassVar[bool] = False
 
     @classmethod
     def detect(cls, values: list[Any]) -> bool:

@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from sessionview.core.doc.branches import label as branch_label
 from sessionview.core.doc.model import Kind, View
 from sessionview.core.doc.pairing import Pairing
 from sessionview.core.text import approx_tokens, decode_for_display, escape_control
@@ -95,6 +96,8 @@ def _marks(view: View, subagent_calls: dict[str, str] | None) -> str:
         marks += f"  [subagent{' ' + agent if agent else ''}{' · Task call ' + escape_control(call, one_line=True) if call else ''}]"
     if view.injected:
         marks += "  [injected]"
+    if view.branch is not None or view.branch_point:
+        marks += f"  [{branch_label(view.branch, view.branch_point)}]"
     return marks
 
 
@@ -175,6 +178,10 @@ def view_dict(view: View) -> dict[str, Any]:
         out["subagent"] = view.subagent
     if view.injected:
         out["injected"] = True
+    if view.branch is not None:
+        out["branch"] = {"point": view.branch.point, "index": view.branch.index, "count": view.branch.count}
+    if view.branch_point:
+        out["branch_point"] = view.branch_point
     if view.role is not None:
         out["role"] = view.role
     if view.label is not None:
