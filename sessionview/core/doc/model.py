@@ -42,7 +42,7 @@ class Problem:
 
     kind: str  # "invalid JSON", "not UTF-8", "oversized", "too deep", "duplicate keys", "partial",
     #            "schema warning", "digest mismatch", "dangling tool call", "orphan tool result",
-    #            "duplicate tool call id"
+    #            "duplicate tool call id", "user message before tool result"
     message: str
     number: int | None = None  # the record number (#N) it concerns
     ids: tuple[str, ...] = ()
