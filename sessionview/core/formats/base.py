@@ -85,8 +85,8 @@ class Adapter:
         return Encoded(generate(value), value)
 
     def write_refusal(self, value: Any) -> str | None:
-        """Why writing ``value`` would be lost or harmful though the format accepts it (``--force`` writes
-        it anyway); None when it is fine."""
+        """Why writing ``value`` would be lost or harmful though the format accepts it (a forced write
+        goes through); None when it is fine."""
         return None
 
     def summary_value(self, text: str) -> Any:

@@ -16,15 +16,10 @@ import orjson
 from sessionview.core.doc.branches import label as branch_label
 from sessionview.core.doc.model import Kind, View
 from sessionview.core.doc.pairing import Pairing
-from sessionview.core.text import approx_tokens, decode_for_display, escape_control
+from sessionview.core.text import approx_tokens, decode_for_display, escape_control, plural
 
 INDENT = "    "
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
-
-
-def plural(n: int, word: str) -> str:
-    """``1 record``, ``2 records``."""
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def header(session: Any, count: bool = True) -> str:
