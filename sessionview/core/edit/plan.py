@@ -33,7 +33,7 @@ def parse_range(text: str, count: int | None = None) -> tuple[int, int]:
     if first < 1 or last < first:
         raise InvalidEdit(f"bad range {text!r}: records are numbered from 1 and N:M needs M >= N")
     if count is not None and last > count:
-        raise InvalidEdit(f"range {first}:{last} is past the end: the session has {count} records")
+        raise InvalidEdit(f"range {first}:{last} is past the end: the session has {plural(count, 'record')}")
     return first, last
 
 

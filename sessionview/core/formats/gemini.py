@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from sessionview.core.doc.model import Kind, Problem, ToolCall, ToolResult, View
 from sessionview.core.formats.base import Adapter, Capabilities, warn
 from sessionview.core.formats.openai import as_str, compact, dicts, guarded, text_of
+from sessionview.core.text import plural
 
 MESSAGE_TYPES = ("user", "gemini", "model", "info", "error", "warning")
 #: the role shown for a record type (``gemini``, and the API's ``model``, are the model)
@@ -158,7 +159,7 @@ class GeminiAdapter(Adapter):
             update = value["$set"]
             keys = ", ".join(str(k) for k in update) if isinstance(update, dict) else compact(update)
             if isinstance(update, dict) and isinstance(update.get("messages"), list):
-                return View(number, Kind.META, text=f"checkpoint: {len(update['messages'])} messages replace all before", label="$set", value=value)
+                return View(number, Kind.META, text=f"checkpoint: {plural(len(update['messages']), 'message')} replace all before", label="$set", value=value)
             return View(number, Kind.META, text=f"set {keys}", label="$set", value=value)
         if "$rewindTo" in value:
             return View(number, Kind.META, text=f"rewind: drop {compact(value['$rewindTo'])} and everything after it", label="$rewindTo", value=value)

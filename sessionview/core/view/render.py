@@ -127,7 +127,7 @@ def _view_text(view: View, pairing: Pairing | None) -> str:
     if view.kind is Kind.MESSAGE and view.compaction:
         head += f"  [compacted:{esc(view.compaction, one_line=True)}]"
     if view.text or view.reasoning:
-        head += f"  (~{approx_tokens((view.text or '') + (view.reasoning or ''))} tokens)"
+        head += f"  (~{plural(approx_tokens((view.text or '') + (view.reasoning or '')), 'token')})"
     lines.append(head)
     for result in view.tool_results:
         cid = esc(result.call_id or "(no id)", one_line=True)
