@@ -21,6 +21,7 @@ from sessionview.core.doc.parse import DEFAULT_CAP, PREVIEW, Parsed, Status, nes
 from sessionview.core.formats.base import Adapter, warn
 from sessionview.core.session_base import Session
 from sessionview.core.store.stamp import LoadStamp, stamp_document
+from sessionview.core.text import escape_control
 
 RAW_PREVIEW = 4096
 
@@ -38,7 +39,8 @@ class JsonlSession(Session):
         self._cache: OrderedDict[tuple[int, int | None], Parsed] = OrderedDict()
         self._cache_size = cache_size
         self._stamp: tuple[Source, LoadStamp] | None = None
-        self._tree: tuple[Document, list[tuple[int, str | None, str | None]], Branches] | None = None
+        self._ids: tuple[Document, list[tuple[int, str | None, str | None]]] | None = None
+        self._derived: dict[str, Any] = {}  # what is built from ``_ids`` (branches, superseded copies)
         self.adapter = adapter if adapter is not None else self._detect()
         self.read_only_reason = getattr(self.adapter, "read_only", None)
 
@@ -146,11 +148,7 @@ class JsonlSession(Session):
             view.raw = self.raw_preview(number)
         if view.timestamp is None:
             view.timestamp = _timestamp(self.adapter, parsed.value)
-        if self.adapter.tree:
-            found = self.branches()
-            if found:
-                view.branch = found.on.get(number)
-                view.branch_point = found.points.get(number, 0)
+        view = self.linked(view, parsed.value)
         if parsed.status is Status.DUPLICATE_KEYS:
             view.problems.append(Problem("duplicate keys", parsed.error, number))
         for note in parsed.notes:
@@ -166,25 +164,57 @@ class JsonlSession(Session):
                 view.problems.append(warn(number, "nesting deeper than 100: Ruby's JSON.parse raises NestingError"))
         return view
 
-    def branches(self) -> Branches:
-        """The branches of the ``id``/``parentId`` tree (formats with ``Adapter.tree``), read from each line's
-        first bytes once per document; lines appended since are read alone."""
+    def linked(self, view: View, value: Any) -> View:
+        """``view`` as the records linked by id make it: its pi branch marks, or, for an earlier copy of a record
+        appended again under its id (Gemini CLI), a one-line note that names the copy that counts."""
+        if self.adapter.tree:
+            found = self.branches()
+            if found:
+                view.branch = found.on.get(view.number)
+                view.branch_point = found.points.get(view.number, 0)
+        if self.adapter.updates_by_id and view.kind is Kind.MESSAGE:
+            later = self.superseded().get(view.number)
+            if later is not None:  # the copy at ``later`` is the message; this one is history
+                rid = escape_control(tree.value_ids(value)[0] or "", one_line=True)
+                return View(
+                    view.number, Kind.META, label="earlier copy", text=f"message {rid}: an earlier copy; the message is #{later}",
+                    value=value, timestamp=view.timestamp, problems=view.problems,
+                )
+        return view
+
+    def record_ids(self) -> list[tuple[int, str | None, str | None]]:
+        """``(number, id, parentId)`` of every record, read from each line's first bytes once per document;
+        lines appended since are read alone."""
         doc = self.doc
-        cached = self._tree
+        cached = self._ids
         if cached is not None and cached[0] is doc:
-            return cached[2]
+            return cached[1]
         entries: list[tuple[int, str | None, str | None]] = []
         if cached is not None and _grown_from(cached[0], doc, len(cached[1])):
             entries = cached[1]
         for n in range(len(entries) + 1, len(doc) + 1):
             ids = tree.ids_of(self._head(n))
             if ids == (None, None) and 4 * tree.HEAD < doc.record_size(n) <= self.cap:
-                parsed = self.parsed(n, keep=False)  # not the order pi writes: read it whole
+                parsed = self.parsed(n, keep=False)  # not the order the agent writes: read it whole
                 ids = tree.value_ids(parsed.value) if parsed.ok else ids
             entries.append((n, *ids))
-        found = tree.build(entries)
-        self._tree = (doc, entries, found)
-        return found
+        self._ids = (doc, entries)
+        self._derived = {}
+        return entries
+
+    def branches(self) -> Branches:
+        """The branches of the ``id``/``parentId`` tree (formats with ``Adapter.tree``)."""
+        entries = self.record_ids()
+        if "branches" not in self._derived:
+            self._derived["branches"] = tree.build(entries)
+        return self._derived["branches"]
+
+    def superseded(self) -> dict[int, int]:
+        """Earlier copies of records appended again under their id (``Adapter.updates_by_id``): number → the last."""
+        entries = self.record_ids()
+        if "superseded" not in self._derived:
+            self._derived["superseded"] = tree.superseded(entries)
+        return self._derived["superseded"]
 
     def _head(self, n: int) -> bytes:
         """Record ``n``'s bytes when small, else its first ``branches.HEAD`` bytes (an id is never further)."""

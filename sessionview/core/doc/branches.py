@@ -1,4 +1,5 @@
-"""Branches of a session whose records form a tree by ``id``/``parentId`` (pi sessions).
+"""Records linked by their ``id``: the branches of a tree by ``id``/``parentId`` (pi sessions), and earlier
+copies of a record appended again under the same ``id`` (Gemini CLI JSONL, :func:`superseded`).
 
 A record whose ``id`` is the ``parentId`` of more than one record is a **branch point**; each of its
 children starts a branch (numbered 1, 2... in file order), and every record below that child is on that
@@ -20,6 +21,7 @@ import orjson
 #: how many bytes of a line are read for its ids (pi puts them first)
 HEAD = 512
 _HEAD = re.compile(rb'^\{"type":"[^"\\]*","id":"([^"\\]*)","parentId":(?:null|"([^"\\]*)")')
+_ID_FIRST = re.compile(rb'^\{"id":"([^"\\]*)"[,}]')  # Gemini CLI writes a message record's id first
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +50,10 @@ def ids_of(raw: bytes, parse: Callable[[bytes], Any] = orjson.loads) -> tuple[st
     if m is not None:
         parent = m.group(2)
         return m.group(1).decode("utf-8", "replace"), (parent.decode("utf-8", "replace") if parent is not None else None)
+    if b'"parentId"' not in raw[:HEAD]:
+        m = _ID_FIRST.match(raw)
+        if m is not None:
+            return m.group(1).decode("utf-8", "replace"), None
     try:
         value = parse(raw)
     except Exception:
@@ -93,6 +99,18 @@ def build(entries: Iterable[tuple[int, str | None, str | None]]) -> Branches:
         elif p in out.on:
             out.on[number] = out.on[p]
     return out
+
+
+def superseded(entries: Iterable[tuple[int, str | None, str | None]]) -> dict[int, int]:
+    """Records whose ``id`` appears again later (Gemini CLI appends a changed message again): record number →
+    the number of the last record with that id, the one that counts."""
+    last: dict[str, int] = {}
+    numbers: list[tuple[int, str]] = []
+    for number, rid, _ in entries:
+        if rid is not None:
+            last[rid] = number
+            numbers.append((number, rid))
+    return {n: last[rid] for n, rid in numbers if last[rid] != n}
 
 
 def label(branch: Branch | None, points: int = 0, number: Callable[[int], int | None] = lambda n: n) -> str:

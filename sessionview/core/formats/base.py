@@ -53,6 +53,8 @@ class Adapter:
     capabilities: ClassVar[Capabilities] = Capabilities()
     #: records form a tree by ``id``/``parentId`` (see :mod:`sessionview.core.doc.branches`)
     tree: ClassVar[bool] = False
+    #: a changed record is appended again under its ``id``; the last copy is the record (Gemini CLI JSONL)
+    updates_by_id: ClassVar[bool] = False
 
     @classmethod
     def detect(cls, values: list[Any]) -> bool:

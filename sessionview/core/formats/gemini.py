@@ -137,6 +137,7 @@ class GeminiAdapter(Adapter):
         editable=False,
         not_compactable="Gemini CLI appends a changed message again under the same id, so a summary line is not what it would write",
     )
+    updates_by_id = True
     #: why sessions of this format are read-only (see :attr:`Session.read_only_reason`)
     read_only: ClassVar[str | None] = (
         "Gemini CLI appends a changed message again under the same id and keeps the last copy, "
