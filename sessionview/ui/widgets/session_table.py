@@ -93,11 +93,11 @@ COLUMNS: list[Column] = [
     Column("live", "", _live, width=8),
     Column("name", "name", lambda e, now: (escape_control(e.rel, one_line=True), ""), flex=1, min=16, sort="name"),
     Column("title", "title", _title, flex=1, min=12, sort="title"),
-    Column("messages", "msgs", _messages, width=7, right=True, sort="messages"),
-    Column("tokens", "tokens", _tokens, width=7, right=True, sort="tokens", drop=2),
-    Column("problems", "✗", _problems, width=6, right=True, sort="problems"),
+    Column("messages", "msgs", _messages, width=8, right=True, sort="messages"),
+    Column("tokens", "tokens", _tokens, width=9, right=True, sort="tokens", drop=2),
+    Column("problems", "✗", _problems, width=7, right=True, sort="problems"),
     Column("size", "size", lambda e, now: (human_size(e.size), "dim"), width=9, right=True, sort="size", drop=3),
-    Column("activity", "activity", _activity, width=9, right=True, sort="mtime", drop=1),
+    Column("activity", "activity", _activity, width=11, right=True, sort="mtime", drop=1),
     Column("format", "format", _format, sort="format"),  # as wide as the titles it shows: never cut
 ]
 
