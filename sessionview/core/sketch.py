@@ -96,7 +96,8 @@ def sketch_lines(path: str, head: bytes, size: int, lines: int | None, adapter: 
     broken = sum(1 for v in views for p in v.problems if p.kind != "partial")
     if whole:
         problems = sum(1 for p in session.check() if p.kind != "partial")
-        count, exact = len(messages), True
+        count: int | None = len(messages)
+        exact = True
     else:
         tail_views = _tail_views(path, session, size, len(data))
         titles += [t for t in (own_title(v.value) for v in tail_views) if t is not None]

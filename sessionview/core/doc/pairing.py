@@ -75,8 +75,8 @@ def pair(views: Iterable[View]) -> Pairing:
     user_after: dict[str, int] = {}  # call id -> #N of the first user message after it (while it was open)
     for v in views:
         if unanswered and _is_user_words(v):
-            for cid in unanswered:
-                user_after[cid] = v.number
+            for open_id in unanswered:
+                user_after[open_id] = v.number
             unanswered.clear()
         for call in v.tool_calls:
             if call.id is None:
@@ -106,8 +106,8 @@ def pair(views: Iterable[View]) -> Pairing:
             p.orphans.append((cid, n))
     # a call never answered is a dangling call already: only calls answered after the user message count
     interrupted: dict[int, list[str]] = {}
-    for cid, n in user_after.items():
-        if any(r > n for r in p.results.get(cid, ())):
-            interrupted.setdefault(n, []).append(cid)
+    for open_id, n in user_after.items():
+        if any(r > n for r in p.results.get(open_id, ())):
+            interrupted.setdefault(n, []).append(open_id)
     p.interrupted = [(n, tuple(ids)) for n, ids in sorted(interrupted.items())]
     return p
