@@ -113,3 +113,16 @@ async def test_a_click_on_a_title_sorts_by_it_and_again_reverses(sessions):
         await wait_for(pilot, lambda: screen.sort == "name" and not screen.reverse)
         names = [e.rel for e in screen.table.rows]
         assert names == sorted(names, key=str.casefold)
+
+
+async def test_a_hostile_title_is_shown_inert(tmp_path):
+    d = tmp_path / "dir"
+    d.mkdir()
+    (d / "h.jsonl").write_bytes(b'{"role":"user","content":"[b]x\\u001b[31mred [@click=app.quit]q \\u202eevil"}\n')
+    app = SessionViewApp(d, clock=fixed_clock, watch=False)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await described(pilot)
+        shown = row(app, "h.jsonl")
+        assert "[b]x\\x1b[31mred [@click=app.quit]q \\u202eevil" in shown
+        assert "\x1b" not in all_text(app) and "\u202e" not in all_text(app)
+        assert app.is_running
