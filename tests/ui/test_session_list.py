@@ -9,7 +9,7 @@ from pathlib import Path
 
 from sessionview.ui.app import SessionViewApp
 from sessionview.ui.screens.browser import SORTS, BrowserScreen
-from sessionview.ui.widgets.session_table import COLUMNS, layout
+from sessionview.ui.widgets.session_table import COLUMNS
 from uihelpers import NOW, all_text, fixed_clock, wait_for
 
 DEMO = Path(__file__).resolve().parents[2] / "sessionview" / "demo"
@@ -66,7 +66,7 @@ async def test_the_format_is_never_cut_in_a_narrow_terminal(sessions):
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await described(pilot)
         assert "LittleGhost Filesystem store" in all_text(app)
-        shown = [c.id for c, w in layout(80, screen.table.format_need) if w]
+        shown = [c.id for c, w in screen.table.columns(80) if w]
         assert "format" in shown and "title" in shown and "size" not in shown  # size gives way first
 
 

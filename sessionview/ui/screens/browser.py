@@ -27,7 +27,7 @@ from sessionview.core.catalog import LIVE_WINDOW, Catalog, describe_full
 from sessionview.core.store.tmpfiles import cleanup_temp_files
 from sessionview.core.text import escape_control
 from sessionview.ui import messages as msg
-from sessionview.ui.widgets.session_table import ColumnHeader, SessionTable, header_text
+from sessionview.ui.widgets.session_table import ColumnHeader, SessionTable
 
 BACKGROUND_DESCRIBE = 200  # rows described without being asked for (the most recent ones)
 FILTER_DEBOUNCE = 0.08  # seconds: a big list is filtered once typing pauses
@@ -163,9 +163,7 @@ class BrowserScreen(Screen):
             line2.append((f" · sorted by {SORT_LABELS[self.sort]}{' (reversed)' if self.reverse else ''}", "$text-muted"))
         self.query_one("#browser-header", Static).update(Content("\n").join([Content.assemble(*parts), Content.assemble(*line2)]))
         width = self.table.scrollable_content_region.width or self.size.width
-        header = self.query_one("#columns", ColumnHeader)
-        header.format_need, header.row_width = self.table.format_need, max(20, width)
-        header.update(Content(header_text(header.row_width, self.table.format_need, self.sort, self.reverse)))
+        self.query_one("#columns", ColumnHeader).show(self.table.columns(max(20, width)), self.sort, self.reverse)
 
     def on_resize(self) -> None:
         self._refresh_header()

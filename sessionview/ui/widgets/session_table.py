@@ -14,6 +14,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.binding import Binding
+from textual.content import Content
 from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
@@ -92,7 +93,7 @@ def _format(e: Entry, now: float) -> tuple[str, str]:
 COLUMNS: list[Column] = [
     Column("live", "", _live, width=8),
     Column("name", "name", lambda e, now: (escape_control(e.rel, one_line=True), ""), flex=1, min=16, sort="name"),
-    Column("title", "title", _title, flex=1, min=12, sort="title"),
+    Column("title", "title", _title, flex=1, min=16, sort="title"),
     Column("messages", "msgs", _messages, width=8, right=True, sort="messages"),
     Column("tokens", "tokens", _tokens, width=9, right=True, sort="tokens", drop=2),
     Column("problems", "✗", _problems, width=7, right=True, sort="problems"),
@@ -102,29 +103,48 @@ COLUMNS: list[Column] = [
 ]
 
 
-def layout(width: int, format_need: int = FORMAT_MIN, columns: list[Column] = COLUMNS) -> list[tuple[Column, int]]:
+def layout(
+    width: int, format_need: int = FORMAT_MIN, columns: list[Column] = COLUMNS, needs: dict[str, int] | None = None
+) -> list[tuple[Column, int]]:
     """Each column shown, with its width. The format column gets what its titles need; fixed columns their
-    width; flexible ones share the rest. Where that leaves a flexible column under its ``min``, columns with a
-    ``drop`` rank are hidden (the highest first), and then the flexible ones shrink: the format is never cut."""
+    width; flexible ones share the rest, a flexible column with a known need (``needs``: the names' widths)
+    getting up to that need first (at most 3/5 of the room), as long as the others keep their ``min``. Where the row is too narrow for
+    every ``min``, columns with a ``drop`` rank are hidden (the highest first), and then the flexible ones
+    shrink: the format is never cut."""
+    needs = needs or {}
     columns = list(columns)
     for c in sorted((c for c in columns if c.drop), key=lambda c: -c.drop):
         if sum(k.width for k in columns) + format_need + sum(k.min for k in columns if k.flex) <= width:
             break
         columns.remove(c)
-    fixed = sum(c.width for c in columns if c.width) + format_need
     flex = [c for c in columns if c.flex]
-    room = max(0, width - fixed)
-    total = sum(c.flex for c in flex) or 1
-    widths = {c.id: room * c.flex // total for c in flex}
-    short = [c for c in flex if widths[c.id] < c.min]
-    if short and room >= sum(c.min for c in flex):  # give the narrow ones their minimum from the wide ones
-        for c in short:
-            widths[c.id] = c.min
-        rest = [c for c in flex if c not in short]
-        left = room - sum(c.min for c in short)
+    room = max(0, width - sum(c.width for c in columns) - format_need)
+    widths: dict[str, int] = {}
+    if room < sum(c.min for c in flex):  # not even the minimums: shrink in proportion
+        total = sum(c.flex for c in flex) or 1
+        widths = {c.id: room * c.flex // total for c in flex}
+    else:
+        widths = {c.id: c.min for c in flex}
+        left = room - sum(widths.values())
+        for c in flex:
+            if c.id in needs:  # up to its need, and to at most 3/5 of the room (the title keeps a share)
+                grow = max(0, min(needs[c.id], c.min + left, max(c.min, room * 3 // 5)) - c.min)
+                widths[c.id] += grow
+                left -= grow
+        rest = [c for c in flex if c.id not in needs] or flex
+        total = sum(c.flex for c in rest) or 1
         for c in rest:
-            widths[c.id] = left * c.flex // (sum(r.flex for r in rest) or 1)
+            widths[c.id] += left * c.flex // total
     return [(c, format_need if c.id == "format" else (c.width or widths.get(c.id, 0))) for c in columns]
+
+
+def _shown_len(name: str) -> int:
+    """The cells a name takes as shown (escaped; plain ASCII is measured without escaping it)."""
+    if name.isascii() and name.isprintable():
+        return len(name)
+    from rich.cells import cell_len
+
+    return cell_len(escape_control(name, one_line=True))
 
 
 def _cell(text: str, width: int, right: bool = False) -> str:
@@ -137,10 +157,11 @@ def _cell(text: str, width: int, right: bool = False) -> str:
     return set_cell_size(text.rjust(width - 1) if right else text, width - 1) + " "
 
 
-def header_text(width: int, format_need: int = FORMAT_MIN, sort: str | None = None, reverse: bool = False) -> str:
-    """The column titles; the sorted column's has ``▾`` (its natural order) or ``▴`` (reversed)."""
+def header_text(widths: list[tuple[Column, int]], sort: str | None = None, reverse: bool = False) -> str:
+    """The column titles (of a :func:`layout`); the sorted column's has ``▾`` (its natural order) or ``▴``
+    (reversed)."""
     out = []
-    for c, w in layout(width, format_need):
+    for c, w in widths:
         label = c.label
         if sort is not None and c.sort == sort:
             label = f"{label} {'▴' if reverse else '▾'}".strip()
@@ -148,10 +169,10 @@ def header_text(width: int, format_need: int = FORMAT_MIN, sort: str | None = No
     return "".join(out)
 
 
-def column_at(x: int, width: int, format_need: int = FORMAT_MIN) -> Column | None:
-    """The column under cell ``x`` of a row ``width`` cells wide."""
+def column_at(x: int, widths: list[tuple[Column, int]]) -> Column | None:
+    """The column under cell ``x`` of a row laid out as ``widths``."""
     left = 0
-    for c, w in layout(width, format_need):
+    for c, w in widths:
         if left <= x < left + w:
             return c
         left += w
@@ -165,11 +186,14 @@ class ColumnHeader(Static):
     class SortBy(Message):
         sort: str
 
-    format_need: int = FORMAT_MIN
-    row_width: int = 0  # the rows' width (the table's, without its scrollbar), as the titles are laid out
+    widths: list[tuple[Column, int]] = []  # the rows' layout, as the titles are shown
+
+    def show(self, widths: list[tuple[Column, int]], sort: str | None, reverse: bool) -> None:
+        self.widths = widths
+        self.update(Content(header_text(widths, sort, reverse)))  # plain text, never markup
 
     def on_click(self, event: events.Click) -> None:
-        column = column_at(event.x, self.row_width or self.size.width, self.format_need)
+        column = column_at(event.x, self.widths)
         if column is not None and column.sort is not None:
             self.post_message(self.SortBy(column.sort))
 
@@ -229,12 +253,19 @@ class SessionTable(ScrollView, can_focus=True):
         self.rows: list[Entry] = []
         self.cursor = 0
         self.formats: set[str] = set()  # the format titles met so far: the format column fits them
+        self.name_need = 0  # the width the listed names need (the name column takes up to that first)
 
     @property
     def format_need(self) -> int:
         from rich.cells import cell_len
 
         return max((cell_len(escape_control(f, one_line=True)) + 1 for f in self.formats), default=FORMAT_MIN)
+
+    def columns(self, width: int | None = None) -> list[tuple[Column, int]]:
+        """The columns and their widths for rows ``width`` cells wide (default: the table's own)."""
+        if width is None:
+            width = self.scrollable_content_region.width or self.size.width
+        return layout(width, self.format_need, needs={"name": self.name_need})
 
     def saw_format(self, title: str | None) -> bool:
         """Note a format title; True when the column must widen for it."""
@@ -250,6 +281,7 @@ class SessionTable(ScrollView, can_focus=True):
         the first row if ``else_first`` (a new filter: its first match), else stays near where it was."""
         current = self.rows[self.cursor].path if self.rows and self.cursor < len(self.rows) else None
         self.rows = rows
+        self.name_need = max((_shown_len(e.rel) for e in rows), default=0) + 1
         if current is not None:
             for i, e in enumerate(rows):
                 if e.path == current:
@@ -292,7 +324,7 @@ class SessionTable(ScrollView, can_focus=True):
             base = base + self._style("session-table--cursor")
         now = self.clock()
         segs = []
-        for column, w in layout(width, self.format_need):
+        for column, w in self.columns(width):
             text, style = column.cell(e, now)
             segs.append(Segment(_cell(text, w, column.right), base + self._style(f"session-table--{style}") if style else base))
         return Strip(segs).adjust_cell_length(width, base)
