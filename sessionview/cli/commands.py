@@ -124,7 +124,7 @@ CHECK_GROUP = 20
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from sessionview.core.text import escape_control
+    from sessionview.core.text import escape_control, plural
 
     out = Out()
     worst = 0
@@ -146,9 +146,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             out.write(f"{where}: {p.kind}{ids}: {escape_control(p.message, one_line=True)}\n")
         for kind, n in per_kind.items():
             if not args.all and n > CHECK_GROUP:
-                out.write(f"{name}: {kind}: {n - CHECK_GROUP} more like these ({n} in all; --all lists every one)\n")
+                out.write(f"{name}: {kind}: {n - CHECK_GROUP} more like {'this' if n - CHECK_GROUP == 1 else 'these'} ({n} in all; --all lists every one)\n")
         if problems:
-            out.write(f"{name}: {len(problems)} problem{'s' if len(problems) != 1 else ''} ({session.format_title})\n")
+            out.write(f"{name}: {plural(len(problems), 'problem')} ({session.format_title})\n")
             worst = max(worst, 1)
         elif not args.quiet:
             out.write(f"{name}: ok ({session.format_title}, {len(session)} record{'' if len(session) == 1 else 's'})\n")

@@ -69,6 +69,26 @@ def read_input(path: str, what: str) -> str:
 # writing commands: edit, delete, truncate, compact, undo
 
 
+def refusal(exc: BaseException) -> str:
+    """A core refusal as the command line says it: its nearest valid range as the command's argument
+    (``2:3``, ``--keep 6``), and ``--force`` where the same command with it would go through."""
+    from sessionview.core.errors import AnotherWriter
+
+    text = str(exc)
+    suggestion = getattr(exc, "suggestion", None)
+    if suggestion:
+        first, last = suggestion
+        if getattr(exc, "widen", None) == "down":
+            text += f"; the nearest valid point is --keep {first - 1}"
+        else:
+            text += f"; the nearest valid range is {first}:{last}"
+    if isinstance(exc, AnotherWriter):
+        text += ". Stop it, or use --force to save anyway"
+    elif getattr(exc, "forceable", False):
+        text += ". Use --force to do it anyway"
+    return text
+
+
 def report(path: str, outcome: "Outcome") -> int:
     """Print the outcome of a save and every warning the core produced; 1 if another process's bytes were not carried."""
     from sessionview.core import ops
@@ -109,13 +129,13 @@ def _run_write(args: argparse.Namespace, plan: "Callable[[Editable], Change]") -
     try:
         return ops.run_with_retry(path, plan, act, load=lambda p: editable(open_file(p)))
     except Refused as exc:
-        raise CliError(str(exc), 1) from None
+        raise CliError(refusal(exc), 1) from None
     except (InvalidEdit, ValueError) as exc:
         raise CliError(str(exc), 2) from None
     except SummarizerFailed as exc:
         raise CliError(f"compaction refused: {exc}; nothing was written", 1) from None
     except SaveError as exc:
-        raise CliError(str(exc), exc.exit_code) from None
+        raise CliError(refusal(exc), exc.exit_code) from None
 
 
 def _edit_in_editor(initial: str) -> str:
@@ -213,9 +233,9 @@ def cmd_undo(args: argparse.Namespace) -> int:
             return 0
         outcome = ops.restore_newest(args.file, force=args.force)
     except Refused as exc:
-        raise CliError(str(exc), 1) from None
+        raise CliError(refusal(exc), 1) from None
     except SaveError as exc:
-        raise CliError(str(exc), exc.exit_code) from None
+        raise CliError(refusal(exc), exc.exit_code) from None
     if not outcome.changed:
         err(f"{args.file}: already matches the newest backup")
         return 0

@@ -1,9 +1,11 @@
-"""The sessions under a directory: a cheap listing first, then format and record count on demand.
+"""The sessions under a directory: a cheap listing first, then format, record count and a sketch on demand.
 
 :func:`scan` walks the tree with ``os.scandir`` and yields an :class:`Entry` (path, size, mtime) for every
-session file, without opening JSONL files. :func:`describe` reads one file's head to detect its format
-and counts its lines; callers run it lazily, in a thread, for the rows that are on screen first.
-:class:`Catalog` holds the entries and applies change notices (see :mod:`sessionview.core.watch`).
+session file, without opening JSONL files. :func:`describe_full` reads one file's head to detect its format
+and to sketch it (title, messages, tokens, problems: :mod:`sessionview.core.sketch`, head and tail only), and
+counts its lines; callers run it lazily, in a thread, for the rows that are on screen first.
+:class:`Catalog` holds the entries, sorts them by any column (:data:`SORT_KEYS`) and applies change notices
+(see :mod:`sessionview.core.watch`).
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from sessionview.core import formats, jsondoc
+from sessionview.core.sketch import Sketch, sketch_lines, sketch_session
 
 SESSION_SUFFIXES = (".jsonl", ".ndjson", ".json")
 #: directories never entered (version control, dependencies, caches)
@@ -55,6 +58,11 @@ class Entry:
     count: int | None = None  # records (lines, or messages of a document), once described
     error: str | None = None
     described_at: tuple[int, float] | None = None  # (size, mtime) the description is for
+    sketch: Sketch | None = None  # title, messages, tokens, problems, once described
+
+    def described_like(self, old: "Entry") -> None:
+        """Take ``old``'s description (the same file, described before)."""
+        self.format, self.count, self.error, self.described_at, self.sketch = old.format, old.count, old.error, old.described_at, old.sketch
 
     @property
     def stale(self) -> bool:
@@ -156,31 +164,57 @@ def detect_format(head: bytes) -> str:
     return formats.detect_head(head).title
 
 
+@dataclass(frozen=True, slots=True)
+class Description:
+    format: str
+    count: int | None
+    error: str | None
+    sketch: Sketch | None = None
+
+
 def describe(path: str, should_stop: Callable[[], bool] | None = None) -> tuple[str, int | None, str | None]:
     """``(format title, record count, error)`` for one session file."""
+    d = describe_full(path, should_stop, sketch=False)
+    return d.format, d.count, d.error
+
+
+def describe_full(path: str, should_stop: Callable[[], bool] | None = None, *, sketch: bool = True) -> Description:
+    """Format title, record count, error and (with ``sketch``) the :class:`~sessionview.core.sketch.Sketch`
+    of one session file: its head and tail are read, and its lines counted in one pass."""
     try:
         with open(path, "rb") as f:
             head = f.read(formats.HEAD_BYTES)
+            size = os.fstat(f.fileno()).st_size
     except OSError as exc:
-        return "?", None, exc.strerror or type(exc).__name__
+        return Description("?", None, exc.strerror or type(exc).__name__)
     if path.lower().endswith(".json") and looks_like_json_document(head[: jsondoc.HEAD_BYTES]):
-        return _describe_document(path)
+        return _describe_document(path, sketch)
     if jsondoc.looks_like_document(head[: jsondoc.HEAD_BYTES]):
-        return _describe_document(path)  # one JSON document in a .jsonl file: never count its lines as records
-    return detect_format(head), count_lines(path, should_stop), None
+        return _describe_document(path, sketch)  # one JSON document in a .jsonl file: never count its lines as records
+    count = count_lines(path, should_stop)
+    if not head.strip():
+        return Description("?", count, None)
+    adapter = formats.detect_head(head)
+    found = None
+    if sketch and not (should_stop is not None and should_stop()):
+        try:
+            found = sketch_lines(path, head, size, count, adapter)
+        except Exception:  # a sketch is a convenience: the row is still listed
+            found = None
+    return Description(adapter.title, count, None, found)
 
 
-def _describe_document(path: str) -> tuple[str, int | None, str | None]:
+def _describe_document(path: str, sketch: bool = False) -> Description:
     try:
         from sessionview.core.session import open_session
 
         session = open_session(path)
         try:
-            return session.format_title, len(session), None
+            return Description(session.format_title, len(session), None, sketch_session(session) if sketch else None)
         finally:
             session.close()
     except Exception as exc:  # a broken document is still listed
-        return "JSON document", None, f"{type(exc).__name__}: {exc}"
+        return Description("JSON document", None, f"{type(exc).__name__}: {exc}")
 
 
 class Catalog:
@@ -196,7 +230,7 @@ class Catalog:
         for e in scan(self.root, should_stop):
             old = self.entries.get(e.path)
             if old is not None and old.described_at == (e.size, e.mtime):
-                e.format, e.count, e.error, e.described_at = old.format, old.count, old.error, old.described_at
+                e.described_like(old)
             entries[e.path] = e
         self.entries = entries
         self.version += 1
@@ -224,7 +258,7 @@ class Catalog:
             if old is not None:
                 if (old.size, old.mtime) == (entry.size, entry.mtime):
                     continue
-                entry.format, entry.count, entry.error, entry.described_at = old.format, old.count, old.error, old.described_at
+                entry.described_like(old)
             self.entries[path] = entry
             changed.add(path)
         if changed:
@@ -239,7 +273,7 @@ class Catalog:
                 old = self.entries.get(e.path)
                 if old is None or (old.size, old.mtime) != (e.size, e.mtime):
                     if old is not None:
-                        e.format, e.count, e.error, e.described_at = old.format, old.count, old.error, old.described_at
+                        e.described_like(old)
                     self.entries[e.path] = e
                     changed.add(e.path)
             return
@@ -248,23 +282,55 @@ class Catalog:
                 del self.entries[p]
                 changed.add(p)
 
-    def set_description(self, path: str, size: int, mtime: float, fmt: str, count: int | None, error: str | None) -> bool:
+    def set_description(
+        self, path: str, size: int, mtime: float, fmt: str, count: int | None, error: str | None, sketch: Sketch | None = None
+    ) -> bool:
         """Record a description made for ``(size, mtime)``; ignored if the entry changed meanwhile."""
         e = self.entries.get(path)
         if e is None:
             return False
-        e.format, e.count, e.error = fmt, count, error
+        e.format, e.count, e.error, e.sketch = fmt, count, error, sketch
         e.described_at = (size, mtime)
         return True
 
-    def sorted(self, text: str = "", key: str = "mtime") -> list[Entry]:
-        """Entries whose relative path contains ``text`` (case-insensitive), newest change first."""
+    def sorted(self, text: str = "", key: str = "mtime", reverse: bool = False) -> list[Entry]:
+        """Entries whose relative path contains ``text`` (case-insensitive), in the order of :data:`SORT_KEYS`
+        ``key`` (``reverse``: the other way). Entries not described yet come last in either order."""
         needle = text.casefold()
         items: Iterable[Entry] = self.entries.values()
         if needle:
             items = [e for e in items if needle in e.rel.casefold()]
-        if key == "name":
-            return sorted(items, key=lambda e: e.rel.casefold())
-        if key == "size":
-            return sorted(items, key=lambda e: (-e.size, e.rel))
-        return sorted(items, key=lambda e: (-e.mtime, e.rel))
+        value = SORT_KEYS[key]
+        known: list[tuple[Any, Entry]] = []
+        unknown: list[Entry] = []
+        for e in items:
+            v = value(e)
+            if v is None:
+                unknown.append(e)
+            else:
+                known.append((v, e))
+        known.sort(key=lambda t: (t[0], t[1].rel), reverse=reverse)
+        unknown.sort(key=lambda e: e.rel)
+        return [e for _, e in known] + unknown
+
+
+def _sketched(field: str) -> Callable[[Entry], Any]:
+    def value(e: Entry) -> Any:
+        got = getattr(e.sketch, field) if e.sketch is not None else None
+        return -got if isinstance(got, (int, float)) else got  # the biggest first
+
+    return value
+
+
+#: how each column sorts, in its natural order (newest, biggest, A to Z first); None: not known yet
+SORT_KEYS: dict[str, Callable[[Entry], Any]] = {
+    "mtime": lambda e: -e.mtime,
+    "name": lambda e: e.rel.casefold(),
+    "size": lambda e: -e.size,
+    "format": lambda e: e.format.casefold() if e.format else None,
+    "records": lambda e: -e.count if e.count is not None else None,
+    "title": lambda e: e.sketch.title.casefold() if e.sketch is not None and e.sketch.title else None,
+    "messages": _sketched("messages"),
+    "tokens": _sketched("tokens"),
+    "problems": _sketched("problems"),
+}

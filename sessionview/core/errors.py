@@ -13,14 +13,28 @@ from typing import Iterable
 
 
 class Refused(Exception):
-    """An operation that would damage the session. ``suggestion`` is the nearest valid range."""
+    """An operation that would damage the session. ``suggestion`` is the nearest valid range (``widen``:
+    ``"both"`` for a range, ``"down"`` for a truncation, which keeps ``1..suggestion[0] - 1``).
+
+    The message says what and why, never how to override it: ``forceable`` says the same operation with
+    ``force`` would pass, and each interface words that its own way (the CLI's ``--force``, the app's key)."""
 
     exit_code = 1
 
-    def __init__(self, message: str, *, ids: Iterable[str] = (), suggestion: tuple[int, int] | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        ids: Iterable[str] = (),
+        suggestion: tuple[int, int] | None = None,
+        forceable: bool = False,
+        widen: str | None = None,
+    ):
         super().__init__(message)
         self.ids = tuple(ids)
         self.suggestion = suggestion
+        self.forceable = forceable
+        self.widen = widen
 
 
 class InvalidEdit(ValueError):
@@ -33,6 +47,8 @@ class SaveError(Exception):
     """A save did not happen. The original file is untouched."""
 
     exit_code = 1
+    #: the same save with ``force`` would go through (see :attr:`Refused.forceable`)
+    forceable = False
 
     def __init__(self, message: str, path: str | None = None) -> None:
         super().__init__(message)
@@ -59,7 +75,9 @@ class AttributesNotKept(SaveError):
 
 
 class AnotherWriter(SaveError):
-    """Another process has the file open for writing."""
+    """Another process has the file open for writing (a forced save goes through)."""
+
+    forceable = True
 
     def __init__(self, message: str, path: str | None = None, writers: tuple[tuple[int, str], ...] = ()) -> None:
         super().__init__(message, path)

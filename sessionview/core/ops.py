@@ -33,6 +33,7 @@ from sessionview.core.store import backups, restore
 from sessionview.core.store.backup_copy import verified_chunks
 from sessionview.core.store.paths import default_root
 from sessionview.core.store.stable import wait_stable
+from sessionview.core.text import plural
 
 ATTEMPTS = 6  # the first try and 5 more after the file was rewritten under us
 QUIET = 0.1  # seconds the file must be unchanged before a load, when it is being written
@@ -203,13 +204,13 @@ def describe(outcome: Outcome) -> Description:
     if r is None:
         return Description(outcome.changed, "", "", (), "")
     appended = r.rebased_bytes + r.carried_bytes
-    kept = f"{appended:,} bytes appended meanwhile kept" if appended else ""
-    partial = f"an unfinished last line of {r.lost_partial_bytes:,} bytes was kept aside" if r.lost_partial_bytes else ""
+    kept = f"{plural(appended, 'byte', grouped=True)} appended meanwhile kept" if appended else ""
+    partial = f"an unfinished last line of {plural(r.lost_partial_bytes, 'byte', grouped=True)} was kept aside" if r.lost_partial_bytes else ""
     missing = ""
     lost = r.not_carried_bytes or r.lost_partial_bytes
     if lost:
         where = f"they are kept in {', '.join(r.kept_paths)}" if r.kept_paths else "they could not be kept anywhere"
-        missing = f"{lost} bytes another process wrote during the save are not in the new file; {where}"
+        missing = f"{plural(lost, 'byte')} another process wrote during the save {'is' if lost == 1 else 'are'} not in the new file; {where}"
     return Description(outcome.changed, kept, partial, tuple(r.warnings or ()), missing)
 
 

@@ -13,12 +13,15 @@ from collections import OrderedDict
 from typing import Any, Iterator
 
 from sessionview.core import formats, jsondoc, littleghost
+from sessionview.core.doc import branches as tree
+from sessionview.core.doc.branches import Branches
 from sessionview.core.doc.document import Document, Record, Source
 from sessionview.core.doc.model import Kind, Problem, View
 from sessionview.core.doc.parse import DEFAULT_CAP, PREVIEW, Parsed, Status, nesting_depth, parse_record
 from sessionview.core.formats.base import Adapter, warn
 from sessionview.core.session_base import Session
 from sessionview.core.store.stamp import LoadStamp, stamp_document
+from sessionview.core.text import escape_control
 
 RAW_PREVIEW = 4096
 
@@ -36,6 +39,8 @@ class JsonlSession(Session):
         self._cache: OrderedDict[tuple[int, int | None], Parsed] = OrderedDict()
         self._cache_size = cache_size
         self._stamp: tuple[Source, LoadStamp] | None = None
+        self._ids: tuple[Document, list[tuple[int, str | None, str | None]]] | None = None
+        self._derived: dict[str, Any] = {}  # what is built from ``_ids`` (branches, superseded copies)
         self.adapter = adapter if adapter is not None else self._detect()
         self.read_only_reason = getattr(self.adapter, "read_only", None)
 
@@ -143,6 +148,7 @@ class JsonlSession(Session):
             view.raw = self.raw_preview(number)
         if view.timestamp is None:
             view.timestamp = _timestamp(self.adapter, parsed.value)
+        view = self.linked(view, parsed.value)
         if parsed.status is Status.DUPLICATE_KEYS:
             view.problems.append(Problem("duplicate keys", parsed.error, number))
         for note in parsed.notes:
@@ -157,6 +163,75 @@ class JsonlSession(Session):
             if raw.count(b"[") + raw.count(b"{") > 100 and nesting_depth(raw) > 100:
                 view.problems.append(warn(number, "nesting deeper than 100: Ruby's JSON.parse raises NestingError"))
         return view
+
+    def linked(self, view: View, value: Any) -> View:
+        """``view`` as the records linked by id make it: its pi branch marks, or, for an earlier copy of a record
+        appended again under its id (Gemini CLI), a one-line note that names the copy that counts."""
+        if self.adapter.tree:
+            found = self.branches()
+            if found:
+                view.branch = found.on.get(view.number)
+                view.branch_point = found.points.get(view.number, 0)
+        if self.adapter.updates_by_id and view.kind is Kind.MESSAGE:
+            later = self.superseded().get(view.number)
+            if later is not None:  # the copy at ``later`` is the message; this one is history
+                rid = escape_control(tree.value_ids(value)[0] or "", one_line=True)
+                return View(
+                    view.number, Kind.META, label="earlier copy", text=f"message {rid}: an earlier copy; the message is #{later}",
+                    value=value, timestamp=view.timestamp, problems=view.problems,
+                )
+        return view
+
+    def record_ids(self) -> list[tuple[int, str | None, str | None]]:
+        """``(number, id, parentId)`` of every record, read from each line's first bytes once per document;
+        lines appended since are read alone."""
+        doc = self.doc
+        cached = self._ids
+        if cached is not None and cached[0] is doc:
+            return cached[1]
+        entries: list[tuple[int, str | None, str | None]] = []
+        if cached is not None and _grown_from(cached[0], doc, len(cached[1])):
+            entries = cached[1]
+        for n in range(len(entries) + 1, len(doc) + 1):
+            ids = tree.ids_of(self._head(n))
+            if ids == (None, None) and 4 * tree.HEAD < doc.record_size(n) <= self.cap:
+                parsed = self.parsed(n, keep=False)  # not the order the agent writes: read it whole
+                ids = tree.value_ids(parsed.value) if parsed.ok else ids
+            entries.append((n, *ids))
+        self._ids = (doc, entries)
+        self._derived = {}
+        return entries
+
+    def branches(self) -> Branches:
+        """The branches of the ``id``/``parentId`` tree (formats with ``Adapter.tree``)."""
+        entries = self.record_ids()
+        if "branches" not in self._derived:
+            self._derived["branches"] = tree.build(entries)
+        return self._derived["branches"]
+
+    def superseded(self) -> dict[int, int]:
+        """Earlier copies of records appended again under their id (``Adapter.updates_by_id``): number → the last."""
+        entries = self.record_ids()
+        if "superseded" not in self._derived:
+            self._derived["superseded"] = tree.superseded(entries)
+        return self._derived["superseded"]
+
+    def _head(self, n: int) -> bytes:
+        """Record ``n``'s bytes when small, else its first ``branches.HEAD`` bytes (an id is never further)."""
+        index = self.doc.source_index(n)
+        size = self.doc.record_size(n)
+        if index is None or size <= 4 * tree.HEAD:
+            return self.doc.record(n).raw
+        start, _ = self.doc.source.span(index)
+        return self.doc.source.read(start, tree.HEAD)
+
+
+def _grown_from(old: Document, new: Document, count: int) -> bool:
+    """Whether ``new`` holds ``old``'s first ``count`` records unchanged (lines appended to an unedited file)."""
+    if old.edited or new.edited or len(new) < count or count == 0:
+        return False
+    a, b = old.source, new.source
+    return a.starts[count - 1] == b.starts[count - 1] and a.span(count - 1) == b.span(count - 1)
 
 
 def _timestamp(adapter: Adapter, value: Any) -> str | None:

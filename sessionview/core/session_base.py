@@ -146,4 +146,7 @@ def slim(v: View) -> View:
     memory: the arguments of the calls and the content of the results are dropped."""
     calls = tuple(ToolCall(c.id, c.name, None) for c in v.tool_calls)
     results = tuple(ToolResult(r.call_id, "", r.is_error, r.name) for r in v.tool_results)
-    return View(v.number, v.kind, tool_calls=calls, tool_results=results, numbers=v.numbers)
+    return View(
+        v.number, v.kind, role=v.role, tool_calls=calls, tool_results=results, numbers=v.numbers,
+        subagent=v.subagent, injected=v.injected,
+    )

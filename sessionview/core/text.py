@@ -40,3 +40,14 @@ def decode_for_display(raw: bytes) -> str:
 def approx_tokens(text: str) -> int:
     """A rough token count (about 4 characters a token), as agents' own estimates do."""
     return (len(text) + 3) // 4
+
+
+#: plurals that are not the word + s
+IRREGULAR = {"match": "matches", "summary": "summaries", "entry": "entries", "this": "these", "branch": "branches"}
+
+
+def plural(n: int, word: str, many: str | None = None, *, grouped: bool = False) -> str:
+    """``1 record``, ``2 records``, ``3 summaries`` (``many`` for a plural that is neither word + s nor in
+    :data:`IRREGULAR`); ``grouped`` writes ``1,024``."""
+    count = f"{n:,}" if grouped else str(n)
+    return f"{count} {word if n == 1 else (many or IRREGULAR.get(word) or word + 's')}"

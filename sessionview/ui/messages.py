@@ -3,6 +3,11 @@ belongs to: after a reload, late messages of the previous opening are ignored.""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sessionview.core.catalog import Description
+
 from array import array
 from dataclasses import dataclass
 from typing import Any
@@ -127,6 +132,6 @@ class CatalogChanged(Message):
 
 @dataclass
 class Described(Message):
-    """Descriptions of session files: ``(path, size, mtime, format, count, error)`` each."""
+    """Descriptions of session files: ``(path, size, mtime, description)`` each."""
 
-    items: list[tuple[str, int, float, str, int | None, str | None]]
+    items: list[tuple[str, int, float, Description]]

@@ -1,36 +1,37 @@
-"""How the app words things: counts with their plural (``1 record``, ``2 records``), and the core's messages
-made the app's own (the core speaks to the command line: ``use --force``, ``--keep 18``; in the app a key
-does it, so that advice is left out or said in the app's terms)."""
+"""How the app words things: counts with their plural (``1 record``, ``2 records``), and the core's refusals
+made the app's own: the core says what and why, and flags what a forced operation would do
+(:attr:`~sessionview.core.errors.Refused.forceable`, ``suggestion``); in the app a key does it, so the advice
+is said in the app's terms (``the nearest valid range is #2-#3``), never as a command-line option."""
 
 from __future__ import annotations
 
 import re
 
-IRREGULAR = {"match": "matches", "summary": "summaries", "entry": "entries", "this": "these"}
+from sessionview.core import text as _text
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
     """``1 record``, ``2 records``, ``1,024 lines`` (``many`` for a plural that is not word + s)."""
-    return f"{n:,} {word if n == 1 else (many or IRREGULAR.get(word) or word + 's')}"
+    return _text.plural(n, word, many, grouped=True)
 
 
-_CLI_ADVICE = [
-    # (pattern, replacement): the command line's advice as the app says it
-    (re.compile(r"[.;,]?\s*Use --force to (?:do|write) it anyway\.?", re.I), ""),
-    (re.compile(r",? or use --force\b"), ""),
-    (re.compile(r"[.;,]?\s*use --force\b\.?", re.I), ""),
-    (re.compile(r"\. Stop it or force the save\b"), ". Stop it first"),
-    (re.compile(r"the nearest valid point is --keep (\d+)"), r"the nearest valid point is to keep #1-#\1"),
-    (re.compile(r"the nearest valid range is (\d+):(\d+)"), r"the nearest valid range is #\1-#\2"),
-    (re.compile(r"replace it(?: whole)? with --json"), "edit its JSON"),
-]
+#: the core's advice to edit a record as JSON (an invalid edit, not a refusal), as the app's editor says it
+_JSON_ADVICE = re.compile(r"(?:replace it(?: whole)? with|use) --json(?: to (?:replace it whole|replace the message|edit the blocks))?")
 
 
-def app_advice(text: str) -> str:
-    """A core message without the command line's advice (``Use --force to do it anyway``...)."""
-    for pattern, repl in _CLI_ADVICE:
-        text = pattern.sub(repl, text)
-    return text.rstrip(" ;,") if text.rstrip().endswith((";", ",")) else text
+def app_advice(what: BaseException | str) -> str:
+    """A core refusal (or its message) as the app says it: with its nearest valid range in ``#N`` terms
+    (``suggestion``), and no command-line advice. Whether it can be done anyway is the caller's key to offer
+    (``forceable``)."""
+    text = str(what)
+    suggestion = getattr(what, "suggestion", None)
+    if suggestion:
+        first, last = suggestion
+        if getattr(what, "widen", None) == "down":
+            text += f"; the nearest valid point is to keep #1-#{first - 1}"
+        else:
+            text += f"; the nearest valid range is #{first}-#{last}"
+    return _JSON_ADVICE.sub("edit its JSON", text)
 
 
 def problem_text(kind: str, message: str) -> str:

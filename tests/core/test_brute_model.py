@@ -301,8 +301,9 @@ def test_a_value_brute_accepts_but_whose_text_is_unknowable_is_refused_without_b
 
 
 def test_setting_role_system_is_refused_unless_forced():
-    with pytest.raises(Refused, match="SessionLog drops system messages.*--force"):
+    with pytest.raises(Refused, match="SessionLog drops system messages") as err:
         written('{"role":"system","content":"be brief"}', force=False)
+    assert err.value.forceable and "--force" not in str(err.value)
     raw, _ = written('{"role":"system","content":"be brief"}', force=True)
     assert raw == b'{"role":"system","content":"be brief"}'
 

@@ -85,7 +85,7 @@ async def test_a_filter_that_still_lists_the_highlighted_row_keeps_it(sessions):
 
 
 async def test_the_format_column_is_not_cut_and_the_name_leaves_it_room(sessions):
-    from sessionview.ui.widgets.session_table import column_widths
+    from sessionview.ui.widgets.session_table import layout
 
     app = SessionViewApp(sessions, clock=fixed_clock, watch=False)
     async with app.run_test(size=(140, 30)) as pilot:
@@ -94,8 +94,12 @@ async def test_the_format_column_is_not_cut_and_the_name_leaves_it_room(sessions
         await pilot.pause()
         text = all_text(app)
         assert "LittleGhost Filesystem store" in text and "LittleGhost Filesystem s…" not in text
-        badge, name, fmt, *_ = column_widths(140)
-        assert fmt >= len("LittleGhost messages JSONL (inferred)") + 1 and name < 70
+        need = len("LittleGhost messages JSONL (inferred)") + 1
+        widths = {c.id: w for c, w in layout(140, need, needs={"name": 30})}
+        assert widths["format"] == need and widths["name"] == 30 and widths["title"] >= 16  # the name takes what it needs
+        assert sum(widths.values()) <= 140
+        narrow = {c.id: w for c, w in layout(80, need, needs={"name": 30})}  # a narrow terminal: name and title give way
+        assert narrow["format"] == need and sum(narrow.values()) <= 80
 
 
 async def test_sort_cycles_name_and_size(sessions):

@@ -85,7 +85,7 @@ async def test_hostile_file_names_in_the_browser_and_in_errors(tmp_path):
     fifo = d / "[@click=app.quit]fifo.jsonl"
     os.mkfifo(fifo)
     app = SessionViewApp(d, clock=fixed_clock, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=(200, 40)) as pilot:  # wide enough for the whole escaped name beside its title
         await wait_for(pilot, lambda: isinstance(app.screen, BrowserScreen) and app.screen.loaded)
         await pilot.pause()
         text = all_text(app)

@@ -26,10 +26,26 @@ def test_a_compaction_named_compacted_is_not_said_twice():
     assert compaction_label("sliding_window") == "compacted · sliding_window"
 
 
-def test_the_core_advice_for_the_command_line_is_left_out():
-    text = "refused: delete #3 would leave tool call tc_1 without a result (dangling); the nearest valid range is 2:3. Use --force to do it anyway"
-    assert app_advice(text) == "refused: delete #3 would leave tool call tc_1 without a result (dangling); the nearest valid range is #2-#3"
-    assert "--" not in app_advice("record #9 is a partial last line that may still be being written; use --force")
+def test_a_refusal_is_said_in_the_apps_terms_and_the_command_lines():
+    from sessionview.cli.writing import refusal
+    from sessionview.core.errors import AnotherWriter, Refused
+
+    exc = Refused("refused: delete #3 would leave tool call tc_1 without a result (dangling)", ids=["tc_1"],
+                  suggestion=(2, 3), forceable=True, widen="both")
+    assert app_advice(exc) == "refused: delete #3 would leave tool call tc_1 without a result (dangling); the nearest valid range is #2-#3"
+    assert refusal(exc) == (
+        "refused: delete #3 would leave tool call tc_1 without a result (dangling); the nearest valid range is 2:3. "
+        "Use --force to do it anyway"
+    )
+    down = Refused("refused: truncate after #5 would leave tool call c without a result", suggestion=(7, 9), forceable=True, widen="down")
+    assert app_advice(down).endswith("the nearest valid point is to keep #1-#6")
+    assert refusal(down).endswith("the nearest valid point is --keep 6. Use --force to do it anyway")
+    writer = AnotherWriter("refused: another process has s.jsonl open for writing: 12 (brute); its later writes would go to the replaced file")
+    assert "--" not in app_advice(writer) and "force" not in app_advice(writer)
+    assert refusal(writer).endswith("replaced file. Stop it, or use --force to save anyway")
+    plain = Refused("nothing to undo in this run")
+    assert refusal(plain) == app_advice(plain) == "nothing to undo in this run"
+    assert app_advice("record #4 is invalid JSON; replace it whole with --json") == "record #4 is invalid JSON; edit its JSON"
 
 
 def _lines(*raw: str) -> bytes:

@@ -6,6 +6,7 @@ buffer or a test double alike.
 """
 
 from __future__ import annotations
+from sessionview.core.text import plural
 
 import hashlib
 from array import array
@@ -97,7 +98,7 @@ def tail_line_starts(
     step = 256 * 1024 if max_scan is None else max(1, min(256 * 1024, max_scan))
     while pos > begin and len(starts) < count:
         if max_scan is not None and end - pos >= max_scan:
-            raise ScanLimit(f"the last {count} lines are longer than {max_scan} bytes")
+            raise ScanLimit(f"the last {plural(count, 'line')} {'is' if count == 1 else 'are'} longer than {max_scan} bytes")
         lo = max(begin, pos - step)
         chunk = read(lo, pos - lo)
         hi = min(len(chunk), search_end - lo)

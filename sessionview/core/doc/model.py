@@ -9,6 +9,8 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, Iterable, Iterator
 
+from sessionview.core.doc.branches import Branch
+
 
 class Kind(str, Enum):
     MESSAGE = "message"  # a conversation message (user, assistant, tool, system, ...)
@@ -40,7 +42,7 @@ class Problem:
 
     kind: str  # "invalid JSON", "not UTF-8", "oversized", "too deep", "duplicate keys", "partial",
     #            "schema warning", "digest mismatch", "dangling tool call", "orphan tool result",
-    #            "duplicate tool call id"
+    #            "duplicate tool call id", "user message before tool result"
     message: str
     number: int | None = None  # the record number (#N) it concerns
     ids: tuple[str, ...] = ()
@@ -68,6 +70,8 @@ class View:
     timestamp: str | None = None  # when the record was written, ISO 8601, where the format records it
     subagent: str | None = None  # a subagent's line: its agent id ("" when the line names none)
     injected: bool = False  # put there by the harness (a command wrapper, a meta line), not the user's words
+    branch: Branch | None = None  # on a branch of the id/parentId tree (pi): which one, from which record
+    branch_point: int = 0  # the number of branches that start at this record (0: not a branch point)
 
     def __post_init__(self) -> None:
         if not self.numbers:

@@ -1,12 +1,12 @@
-"""Tool-call pairing: link each result to its call, and find dangling calls, orphan results and
-duplicate call ids."""
+"""Tool-call pairing: link each result to its call, and find dangling calls, orphan results, duplicate call
+ids and user messages placed between a call and its result (provider APIs reject a request like that)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from sessionview.core.doc.model import Problem, View
+from sessionview.core.doc.model import Kind, Problem, View
 
 
 @dataclass
@@ -16,6 +16,8 @@ class Pairing:
     names: dict[str, str] = field(default_factory=dict)  # call id -> tool name
     duplicate_calls: dict[str, list[int]] = field(default_factory=dict)
     orphans: list[tuple[str | None, int]] = field(default_factory=list)
+    #: (#N of a user message, ids of the calls made before it whose results come after it)
+    interrupted: list[tuple[int, tuple[str, ...]]] = field(default_factory=list)
 
     def result_of(self, call_id: str) -> int | None:
         found = self.results.get(call_id)
@@ -39,14 +41,43 @@ class Pairing:
         for cid, numbers in self.duplicate_calls.items():
             where = ", ".join(f"#{n}" for n in numbers)
             out.append(Problem("duplicate tool call id", f"tool call id {cid} is used by {where}", numbers[0], (cid,)))
+        for n, ids in self.interrupted:
+            shown = ", ".join(f"{cid} ({self.names.get(cid, '')}) at #{self.calls[cid]}" for cid in ids[:3])
+            more = f" and {len(ids) - 3} more" if len(ids) > 3 else ""
+            result_at = min(self.results[cid][0] for cid in ids)
+            out.append(Problem(
+                INTERRUPTED,
+                f"user message #{n} comes between tool call {shown}{more} and its result at #{result_at}: "
+                "provider APIs reject a user message before every call is answered",
+                n,
+                ids,
+            ))
         out.sort(key=lambda p: (p.number or 0, p.kind))
         return out
+
+
+#: the problem kind of a user message between a tool call and its result
+INTERRUPTED = "user message before tool result"
+
+
+def _is_user_words(v: View) -> bool:
+    """A user's own message in the main conversation: not a tool result, nor the harness's, nor a subagent's."""
+    return (
+        v.kind is Kind.MESSAGE and v.role == "user" and not v.tool_results and not v.tool_calls
+        and not v.injected and v.subagent is None
+    )
 
 
 def pair(views: Iterable[View]) -> Pairing:
     p = Pairing()
     pending: list[tuple[str | None, int]] = []
+    unanswered: dict[str, None] = {}  # calls not answered yet and not followed by a user message, in order
+    user_after: dict[str, int] = {}  # call id -> #N of the first user message after it (while it was open)
     for v in views:
+        if unanswered and _is_user_words(v):
+            for open_id in unanswered:
+                user_after[open_id] = v.number
+            unanswered.clear()
         for call in v.tool_calls:
             if call.id is None:
                 continue
@@ -58,10 +89,13 @@ def pair(views: Iterable[View]) -> Pairing:
             else:
                 p.calls[call.id] = v.number
                 p.names[call.id] = call.name
+                if v.subagent is None:
+                    unanswered[call.id] = None
         for result in v.tool_results:
             cid = result.call_id
             if cid is not None and cid in p.calls:
                 p.results.setdefault(cid, []).append(v.number)
+                unanswered.pop(cid, None)
             else:
                 pending.append((cid, v.number))
     # A result may precede its call only in a broken file; still link it rather than call it an orphan.
@@ -70,4 +104,10 @@ def pair(views: Iterable[View]) -> Pairing:
             p.results.setdefault(cid, []).append(n)
         else:
             p.orphans.append((cid, n))
+    # a call never answered is a dangling call already: only calls answered after the user message count
+    interrupted: dict[int, list[str]] = {}
+    for open_id, n in user_after.items():
+        if any(r > n for r in p.results.get(open_id, ())):
+            interrupted.setdefault(n, []).append(open_id)
+    p.interrupted = [(n, tuple(ids)) for n, ids in sorted(interrupted.items())]
     return p

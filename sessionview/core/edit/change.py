@@ -17,6 +17,7 @@ from sessionview.core.formats.base import Adapter, Capabilities
 from sessionview.core.session import JsonlSession, open_session
 from sessionview.core.session_base import Session
 from sessionview.core.store.stamp import LoadStamp
+from sessionview.core.text import plural
 
 
 class Editable(Protocol):
@@ -116,9 +117,9 @@ def describe(change: Change) -> str:
         return "1 record replaced"
     parts = []
     if removed:
-        parts.append(f"{removed:,} record{'s' if removed != 1 else ''} removed")
+        parts.append(f"{plural(removed, 'record', grouped=True)} removed")
     if added:
-        parts.append(f"{added:,} {'record' if added == 1 else 'records'} added" if not removed else f"{added:,} added")
+        parts.append(f"{plural(added, 'record', grouped=True)} added" if not removed else f"{added:,} added")
     return ", ".join(parts) or "no change"
 
 

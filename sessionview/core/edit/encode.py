@@ -24,7 +24,7 @@ def write_refusal(session: Editable, value: Any, force: bool) -> None:
     """Refuse ``value`` when the format accepts it but would lose or mangle it (unless ``force``)."""
     reason = None if force else session.adapter.write_refusal(value)
     if reason:
-        raise Refused(reason)
+        raise Refused(reason, forceable=True)
 
 
 def parse_user_json(text: str | bytes) -> Any:

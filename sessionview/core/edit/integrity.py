@@ -105,6 +105,24 @@ def nearest_valid_range(
     return None
 
 
+def unlinked_result_warnings(session: Editable, number: int, old: object, new: object) -> tuple[str, ...]:
+    """Why the message ``new`` (replacing ``old`` at #``number``) would be a tool result that answers no call
+    because it names none (a role set to ``tool`` without a ``tool_call_id``): a warning, not a refusal."""
+    try:
+        before = session.adapter.view(number, old)
+        after = session.adapter.view(number, new)
+    except Exception:
+        return ()
+    unnamed_before = sum(r.call_id is None for r in before.tool_results)
+    unnamed_after = sum(r.call_id is None for r in after.tool_results)
+    if unnamed_after <= unnamed_before:
+        return ()
+    return (
+        f"#{number} becomes a tool result that names no tool call (no tool_call_id): it answers no call (an orphan "
+        "result), and a provider would reject it",
+    )
+
+
 def check_integrity(session: Editable, change: Change, *, force: bool = False, widen: str | None = None) -> None:
     if force:
         return
@@ -117,17 +135,11 @@ def check_integrity(session: Editable, change: Change, *, force: bool = False, w
         parts.append(f"leave tool call{'s' if len(dangling) > 1 else ''} {', '.join(dangling)} without a result (dangling)")
     if orphans:
         parts.append(f"leave tool result{'s' if len(orphans) > 1 else ''} for {', '.join(orphans)} without its call (orphan)")
-    suggestion = None
-    hint = ""
-    if widen:
-        suggestion = nearest_valid_range(session, change.first, change.last, widen, pairing)
-        if suggestion:
-            if widen == "down":
-                hint = f"; the nearest valid point is --keep {suggestion[0] - 1}"
-            else:
-                hint = f"; the nearest valid range is {suggestion[0]}:{suggestion[1]}"
+    suggestion = nearest_valid_range(session, change.first, change.last, widen, pairing) if widen else None
     raise Refused(
-        f"refused: {change.description} would {' and '.join(parts)}{hint}. Use --force to do it anyway",
+        f"refused: {change.description} would {' and '.join(parts)}",
         ids=dangling + orphans,
         suggestion=suggestion,
+        forceable=True,
+        widen=widen if suggestion else None,
     )

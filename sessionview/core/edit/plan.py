@@ -14,8 +14,9 @@ from sessionview.core import rubyjson
 from sessionview.core.doc.document import Line
 from sessionview.core.edit.change import Change, Editable
 from sessionview.core.edit.encode import encode, normalise_numbers, original_numbers, parse_user_json, write_refusal
-from sessionview.core.edit.integrity import check_integrity
+from sessionview.core.edit.integrity import check_integrity, unlinked_result_warnings
 from sessionview.core.errors import InvalidEdit, Refused
+from sessionview.core.text import plural
 
 
 def parse_range(text: str, count: int | None = None) -> tuple[int, int]:
@@ -32,7 +33,7 @@ def parse_range(text: str, count: int | None = None) -> tuple[int, int]:
     if first < 1 or last < first:
         raise InvalidEdit(f"bad range {text!r}: records are numbered from 1 and N:M needs M >= N")
     if count is not None and last > count:
-        raise InvalidEdit(f"range {first}:{last} is past the end: the session has {count} records")
+        raise InvalidEdit(f"range {first}:{last} is past the end: the session has {plural(count, 'record')}")
     return first, last
 
 
@@ -43,7 +44,8 @@ def _check_range(session: Editable, first: int, last: int, force: bool) -> None:
     if not force and hasattr(session, "doc") and last == n and session.doc.record(n).partial:
         raise Refused(
             f"record #{n} is a partial last line that may still be being written; it is kept as it is. "
-            "Leave it out of the range, or use --force"
+            "Leave it out of the range",
+            forceable=True,
         )
 
 
@@ -64,7 +66,7 @@ def plan_edit(
         raise Refused(f"editing {session.format_title} files is not supported")
     rec = session.doc.record(number)
     if rec.partial and not force:
-        raise Refused(f"record #{number} is a partial last line that may still be being written; use --force")
+        raise Refused(f"record #{number} is a partial last line that may still be being written", forceable=True)
     keep = original_numbers(rec.raw)
     if content is not None:
         parsed = session.parsed(number)
@@ -79,6 +81,9 @@ def plan_edit(
     encoded = encode(session, new_value)
     raw, new_value, warnings = encoded.raw, encoded.value, encoded.warnings
     write_refusal(session, new_value, force)
+    parsed = session.parsed(number)
+    if parsed.status.parsed:
+        warnings = (*warnings, *unlinked_result_warnings(session, number, parsed.value, new_value))
     if raw == rec.raw:  # the same bytes: a change that is a no-op (see change.is_noop)
         return Change(
             f"edit #{number} (no change)", number, number, (Line(rec.raw, rec.terminator),), (Line(rec.raw, rec.terminator),),
@@ -93,7 +98,9 @@ def plan_edit(
 def plan_delete(session: Editable, first: int, last: int, *, force: bool = False) -> Change:
     _check_range(session, first, last, force)
     old = tuple(Line(r.raw, r.terminator) for r in session.doc.records(first, last))
-    change = Change(f"delete #{first}" if first == last else f"delete #{first}-#{last}", first, last, (), old)
+    change = Change(
+        f"delete #{first}" if first == last else f"delete #{first}-#{last}", first, last, (), old, warnings=_emptied(session, first, last)
+    )
     check_integrity(session, change, force=force, widen="both")
     return change.with_anchor(session)
 
@@ -105,12 +112,20 @@ def plan_truncate(session: Editable, keep: int, *, force: bool = False) -> Chang
     if keep >= n:
         return Change(f"truncate to {keep} (no change)", n + 1, n, ())
     if keep == 0 and not force:
-        raise Refused(f"--keep 0 would empty the session (all {n} records); use --force to empty it")
+        raise Refused(f"keeping no record would empty the session (all {plural(n, 'record')} removed)", forceable=True)
     _check_range(session, keep + 1, n, force)
     old = tuple(Line(r.raw, r.terminator) for r in session.doc.records(keep + 1, n))
-    change = Change(f"truncate after #{keep}", keep + 1, n, (), old)
+    change = Change(f"truncate after #{keep}", keep + 1, n, (), old, warnings=_emptied(session, keep + 1, n))
     check_integrity(session, change, force=force, widen="down")
     return change.with_anchor(session)
+
+
+def _emptied(session: Editable, first: int, last: int) -> tuple[str, ...]:
+    """The warning of a change that removes every record: the session is left empty."""
+    n = len(session)
+    if first > 1 or last < n:
+        return ()
+    return (f"this empties the session: all {plural(n, 'record')} are removed, and the agent starts again from nothing",)
 
 
 def plan_compact(session: Editable, first: int, last: int, summary: str, *, force: bool = False) -> Change:

@@ -13,6 +13,7 @@ from sessionview.core.doc.model import Kind, View
 from sessionview.core.edit.change import Change, Editable, counts
 from sessionview.core.session import JsonlSession
 from sessionview.core.text import decode_for_display, escape_control
+from sessionview.core.text import plural
 
 CONTEXT = 2  # records of context shown before and after a change
 SHOWN = 6  # removed or added records shown at most (the first and the last ones)
@@ -67,12 +68,12 @@ def preview(session: Editable, change: Change, context: int = CONTEXT, shown: in
         rows.append(PreviewRow(" ", k, k, _safe_view(session, k)))
     for item in _sample(range(change.first, change.last + 1), shown):
         if isinstance(item, tuple):
-            rows.append(PreviewRow("…", None, None, None, f"{item[0]:,} more record{'s' if item[0] != 1 else ''} removed"))
+            rows.append(PreviewRow("…", None, None, None, f"{plural(item[0], 'more record', grouped=True)} removed"))
         else:
             rows.append(PreviewRow("-", item, None, _safe_view(session, item)))
     for item in _sample(range(change.first, change.first + added), shown):
         if isinstance(item, tuple):
-            rows.append(PreviewRow("…", None, None, None, f"{item[0]:,} more record{'s' if item[0] != 1 else ''} added"))
+            rows.append(PreviewRow("…", None, None, None, f"{plural(item[0], 'more record', grouped=True)} added"))
         else:
             rows.append(PreviewRow("+", None, item, _safe_view(new, item)))
     for k in range(change.last + 1, min(n, change.last + context) + 1):

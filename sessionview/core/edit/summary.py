@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable, Sequence
 from sessionview.core.doc.model import Kind, View
 from sessionview.core.edit.change import Editable
 from sessionview.core.text import escape_control
+from sessionview.core.text import plural
 
 DEFAULT_TIMEOUT = 120.0
 _ARG_KEYS = ("command", "cmd", "path", "file", "file_path", "pattern", "query", "url", "name")
@@ -71,12 +72,12 @@ def digest(views: Sequence[View], replaced_bytes: int) -> str:
                 seen.append(arg)
         if role == "assistant" and v.text.strip():
             conclusion = v.text
-    lines = [f"Compacted {len(views)} record{'s' if len(views) != 1 else ''} ({messages} messages, {replaced_bytes} bytes)."]
+    lines = [f"Compacted {plural(len(views), 'record')} ({plural(messages, 'message')}, {plural(replaced_bytes, 'byte')})."]
     if asks:
         lines.append("## Asked")
         lines.extend(f"- {a}" for a in asks[-8:])
         if len(asks) > 8:
-            lines.append(f"- … and {len(asks) - 8} earlier requests")
+            lines.append(f"- … and {plural(len(asks) - 8, 'earlier request')}")
     if tool_counts:
         lines.append("## Tools")
         for name, count in tool_counts.most_common():

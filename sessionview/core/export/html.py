@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from sessionview.core.export.common import Entry, TextOut, entries, esc
+from sessionview.core.text import plural
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 
@@ -41,7 +42,7 @@ def h(text: str) -> str:
 
 def header(session: Any, first: int, last: int | None) -> str:
     name = h(esc(str(session.path or "-")))
-    span = f"records {first} to {last}" if (first != 1 or last is not None) else f"{len(session)} records"
+    span = f"records {first} to {last}" if (first != 1 or last is not None) else plural(len(session), "record")
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n"

@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from sessionview.core.export.common import Entry, TextOut, entries, esc, fence_for
+from sessionview.core.text import plural
 
 #: what could act as markup inside a label (labels never start a line, so list markers need nothing)
 _PUNCT = re.compile(r"([\\`*_\[\]<>&!#|~])")
@@ -41,7 +42,7 @@ def _fenced(text: str, info: str = "") -> str:
 
 def header(session: Any, first: int, last: int | None) -> str:
     name = esc(str(session.path or "-"))
-    span = f"records {first} to {last}" if (first != 1 or last is not None) else f"{len(session)} records"
+    span = f"records {first} to {last}" if (first != 1 or last is not None) else plural(len(session), "record")
     return f"# {inline(name)}\n\n{inline(session.format_title)} · {span}\n"
 
 

@@ -51,6 +51,10 @@ class Adapter:
     name = "unknown"
     title = "Unknown JSONL"
     capabilities: ClassVar[Capabilities] = Capabilities()
+    #: records form a tree by ``id``/``parentId`` (see :mod:`sessionview.core.doc.branches`)
+    tree: ClassVar[bool] = False
+    #: a changed record is appended again under its ``id``; the last copy is the record (Gemini CLI JSONL)
+    updates_by_id: ClassVar[bool] = False
 
     @classmethod
     def detect(cls, values: list[Any]) -> bool:
@@ -83,8 +87,8 @@ class Adapter:
         return Encoded(generate(value), value)
 
     def write_refusal(self, value: Any) -> str | None:
-        """Why writing ``value`` would be lost or harmful though the format accepts it (``--force`` writes
-        it anyway); None when it is fine."""
+        """Why writing ``value`` would be lost or harmful though the format accepts it (a forced write
+        goes through); None when it is fine."""
         return None
 
     def summary_value(self, text: str) -> Any:

@@ -91,7 +91,7 @@ class BruteAdapter(Adapter):
         if isinstance(value, dict) and value.get("role") == "system":
             return (
                 "refused: Brute's SessionLog drops system messages when it rewrites the session at the end of a turn, "
-                "so this message would vanish after the agent's next turn. Use --force to write it anyway"
+                "so this message would vanish after the agent's next turn"
             )
         return None
 

@@ -30,6 +30,7 @@ from sessionview.core.formats.anthropic import content_problems, read_blocks
 from sessionview.core.formats.base import Adapter, Capabilities, warn
 from sessionview.core.formats.openai import as_str, dicts, guarded, str_only, text_of
 from sessionview.core.doc.model import Kind, Problem, View
+from sessionview.core.text import plural
 
 #: line types that carry no conversation message but are known bookkeeping
 META_TYPES = (
@@ -92,7 +93,7 @@ class ClaudeCodeAdapter(Adapter):
                     if isinstance(meta.get("trigger"), str):
                         details.append(f"trigger: {meta['trigger']}")
                     if isinstance(meta.get("preTokens"), int) and not isinstance(meta.get("preTokens"), bool):
-                        details.append(f"{meta['preTokens']} tokens before")
+                        details.append(f"{plural(meta['preTokens'], 'token')} before")
                 if details:
                     text = f"{text} ({', '.join(details)})" if text else ", ".join(details)
                 return View(number, Kind.COMPACTION, role="system", text=text, compaction="compact_boundary", label="system:compact_boundary", value=value)

@@ -23,6 +23,7 @@ from typing import Any
 from sessionview.core.formats.base import Adapter, Capabilities, warn
 from sessionview.core.formats.openai import arguments_invalid, as_str, compact, dicts, guarded, name_of, parse_arguments, str_only, text_of
 from sessionview.core.doc.model import Kind, Problem, ToolCall, ToolResult, View
+from sessionview.core.text import plural
 
 ENVELOPE_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
 
@@ -161,7 +162,8 @@ class CodexAdapter(Adapter):
                 text = text_of(p.get("message"))
                 history = p.get("replacement_history")
                 if isinstance(history, list):
-                    text = f"{text}\n[replacement history: {len(history)} items]" if text else f"[replacement history: {len(history)} items]"
+                    items = plural(len(history), "item")
+                    text = f"{text}\n[replacement history: {items}]" if text else f"[replacement history: {items}]"
             return View(number, Kind.COMPACTION, text=text, compaction="compacted", label="compacted", value=value)
         if t == "session_meta":
             text = ""

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from sessionview.core.doc.model import Kind, Problem, ToolCall, ToolResult, View
 from sessionview.core.formats.base import Adapter, Capabilities, warn
 from sessionview.core.formats.openai import as_str, compact, dicts, guarded, text_of
+from sessionview.core.text import plural
 
 MESSAGE_TYPES = ("user", "gemini", "model", "info", "error", "warning")
 #: the role shown for a record type (``gemini``, and the API's ``model``, are the model)
@@ -136,6 +137,7 @@ class GeminiAdapter(Adapter):
         editable=False,
         not_compactable="Gemini CLI appends a changed message again under the same id, so a summary line is not what it would write",
     )
+    updates_by_id = True
     #: why sessions of this format are read-only (see :attr:`Session.read_only_reason`)
     read_only: ClassVar[str | None] = (
         "Gemini CLI appends a changed message again under the same id and keeps the last copy, "
@@ -158,7 +160,7 @@ class GeminiAdapter(Adapter):
             update = value["$set"]
             keys = ", ".join(str(k) for k in update) if isinstance(update, dict) else compact(update)
             if isinstance(update, dict) and isinstance(update.get("messages"), list):
-                return View(number, Kind.META, text=f"checkpoint: {len(update['messages'])} messages replace all before", label="$set", value=value)
+                return View(number, Kind.META, text=f"checkpoint: {plural(len(update['messages']), 'message')} replace all before", label="$set", value=value)
             return View(number, Kind.META, text=f"set {keys}", label="$set", value=value)
         if "$rewindTo" in value:
             return View(number, Kind.META, text=f"rewind: drop {compact(value['$rewindTo'])} and everything after it", label="$rewindTo", value=value)

@@ -67,6 +67,7 @@ class PiAdapter(Adapter):
     name = "pi"
     title = "pi session JSONL"
     capabilities = Capabilities(editable=True)
+    tree = True
 
     def content_holder(self, value: Any) -> tuple[dict[str, Any], str] | None:
         """The content of the envelope's ``message``."""

@@ -27,6 +27,7 @@ from sessionview.core.store.fsio import (
 from sessionview.core.store.staging import Staging, TempFile, copy_range
 from sessionview.core.store.steps import step
 from sessionview.core.store.writers import Writer, command, lease_probe, scan_writers
+from sessionview.core.text import plural
 
 __all__ = ["MAX_MERGE_ROUNDS", "Merge"]
 
@@ -98,7 +99,7 @@ class Merge:
                     f.lost += len(data) - cut
                     f.keep(
                         data[cut:],
-                        f"{len(data) - cut} bytes of an unfinished last line, written during the save by "
+                        f"{plural(len(data) - cut, 'byte')} of an unfinished last line, written during the save by "
                         f"{self.writers_of(prev_fd)} still writing the replaced file, are not in the new file",
                     )
                 data = data[:cut]
@@ -137,7 +138,7 @@ class Merge:
         except OSError:
             left = b""
         if left:
-            f.keep(left, f"{len(left)} bytes appended during the save could not be merged (the file kept changing)")
+            f.keep(left, f"{plural(len(left), 'byte')} appended during the save could not be merged (the file kept changing)")
         return cur
 
     def reorder(self, cur: TempFile, data: bytes, wrote_at: int) -> tuple[int, int, TempFile] | None:
@@ -206,7 +207,7 @@ class Merge:
             self.old_done = (pos + len(extra), False)
             f.keep(
                 extra,
-                f"{len(extra)} more bytes were written to the replaced file by {self.writers_of(f.old_fd)} "
+                f"{plural(len(extra), 'more byte')} were written to the replaced file by {self.writers_of(f.old_fd)} "
                 "while the save finished; they are not in the new file",
             )
 

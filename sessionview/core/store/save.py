@@ -228,7 +228,7 @@ class _Save:
                 who = ", ".join(w.describe() for w in writers)
                 raise AnotherWriter(
                     f"refused: another process has {given} open for writing: {who}; "
-                    "its later writes would go to the replaced file. Stop it or force the save",
+                    "its later writes would go to the replaced file",
                     given,
                     tuple((w.pid, w.command) for w in writers),
                 )

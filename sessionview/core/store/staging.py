@@ -16,6 +16,7 @@ from sessionview.core.store import backups
 from sessionview.core.store.fsio import Limit, copy_attrs, read_range, write_all
 from sessionview.core.store.steps import step
 from sessionview.core.store.tmpfiles import create_tmp
+from sessionview.core.text import plural
 
 __all__ = ["TempFile", "Staging", "copy_range"]
 
@@ -150,7 +151,7 @@ class Staging:
     def keep_unmerged(self, data: bytes, why: str) -> None:
         """Last resort: keep late bytes that cannot be merged in the backups directory, never drop them."""
         self.lost += len(data)
-        self.keep(data, f"{len(data)} bytes appended during the save could not be merged ({why})")
+        self.keep(data, f"{plural(len(data), 'byte')} appended during the save could not be merged ({why})")
 
     def keep(self, data: bytes, warning: str) -> None:
         """Keep bytes another process wrote that are not in the new file beside the backups, and report them."""

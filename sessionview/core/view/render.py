@@ -13,17 +13,13 @@ from typing import Any
 
 import orjson
 
+from sessionview.core.doc.branches import label as branch_label
 from sessionview.core.doc.model import Kind, View
 from sessionview.core.doc.pairing import Pairing
-from sessionview.core.text import approx_tokens, decode_for_display, escape_control
+from sessionview.core.text import approx_tokens, decode_for_display, escape_control, plural
 
 INDENT = "    "
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
-
-
-def plural(n: int, word: str) -> str:
-    """``1 record``, ``2 records``."""
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def header(session: Any, count: bool = True) -> str:
@@ -95,6 +91,8 @@ def _marks(view: View, subagent_calls: dict[str, str] | None) -> str:
         marks += f"  [subagent{' ' + agent if agent else ''}{' · Task call ' + escape_control(call, one_line=True) if call else ''}]"
     if view.injected:
         marks += "  [injected]"
+    if view.branch is not None or view.branch_point:
+        marks += f"  [{branch_label(view.branch, view.branch_point)}]"
     return marks
 
 
@@ -129,7 +127,7 @@ def _view_text(view: View, pairing: Pairing | None) -> str:
     if view.kind is Kind.MESSAGE and view.compaction:
         head += f"  [compacted:{esc(view.compaction, one_line=True)}]"
     if view.text or view.reasoning:
-        head += f"  (~{approx_tokens((view.text or '') + (view.reasoning or ''))} tokens)"
+        head += f"  (~{plural(approx_tokens((view.text or '') + (view.reasoning or '')), 'token')})"
     lines.append(head)
     for result in view.tool_results:
         cid = esc(result.call_id or "(no id)", one_line=True)
@@ -175,6 +173,10 @@ def view_dict(view: View) -> dict[str, Any]:
         out["subagent"] = view.subagent
     if view.injected:
         out["injected"] = True
+    if view.branch is not None:
+        out["branch"] = {"point": view.branch.point, "index": view.branch.index, "count": view.branch.count}
+    if view.branch_point:
+        out["branch_point"] = view.branch_point
     if view.role is not None:
         out["role"] = view.role
     if view.label is not None:

@@ -453,7 +453,7 @@ def quick_view(session: Session, n: int, raw: bytes) -> View:
         value = orjson.loads(raw)
         if _BIG_DIGITS.search(raw):
             raise ValueError("maybe an integer beyond 64 bits")
-        view = session.adapter.view(n, value)
+        view = session.linked(session.adapter.view(n, value), value)
     except Exception:
         return session.view(n)
     if view.kind is Kind.UNKNOWN and view.raw is None:

@@ -89,7 +89,7 @@ class Editing:
             json_text = encode.pretty_record(session, n)
         except Refused as exc:  # not valid JSON: edit its text to fix it
             json_text = session.doc.record(n).raw.decode("utf-8", "replace")
-            error = f"{app_advice(str(exc))}: fix it here"
+            error = f"{app_advice(exc)}: fix it here"
         content = encode.content_text(session, n)
 
         def plan(mode: str, text: str, force: bool = False) -> Change:
@@ -114,7 +114,7 @@ class Editing:
             try:
                 change = await self.w.hist(plan, "json", edited)
             except (InvalidEdit, Refused, ValueError) as exc:
-                error = app_advice(str(exc))  # shown in the in-app editor, with the text as it came back
+                error = app_advice(exc)  # shown in the in-app editor, with the text as it came back
         from sessionview.ui.dialogs.edit import EditorScreen
 
         title = f"edit #{n} · {session.format_title}"
@@ -182,7 +182,7 @@ class Editing:
             lambda s, a, b, force: ops.plan_truncate(s, a - 1, force=force),
             keep + 1,
             len(session),
-            lambda a, b: f"keep #1-#{a - 1} instead (truncate after #{a - 1})",
+            lambda a, b: f"keep #1-#{a - 1} instead (truncate after #{a - 1})" if a > 1 else "empty the session instead (keep no record)",
         )
         if planned is None:
             return
@@ -326,7 +326,7 @@ class Editing:
         try:
             change = await self.w.hist(rebase, history.session, wanted)
         except Refused as exc:
-            self.host.notify(one_line(app_advice(str(exc))), title="cannot " + ("redo" if redo else "undo"), severity="error", markup=False)
+            self.host.notify(one_line(app_advice(exc)), title="cannot " + ("redo" if redo else "undo"), severity="error", markup=False)
             return
         verb = "redo" if redo else "undo"
         session = history.session

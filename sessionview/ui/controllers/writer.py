@@ -226,14 +226,14 @@ class Writer:
         """Plan ``plan(session, first, last, force)``: the change, and whether the user had it done anyway.
 
         A refusal offers to widen to its suggestion (``w``) and, when the same plan with ``force`` would
-        pass, to do it anyway after the warning (``f``); the refusal's command-line advice is left out."""
+        pass (the refusal is ``forceable``), to do it anyway after the warning (``f``)."""
         while True:
             try:
                 return await self.hist(plan, history.session, first, last, False), False
             except Refused as exc:
-                forced = await self._forced(plan, history, first, last)
+                forced = await self._forced(plan, history, first, last) if exc.forceable else None
                 suggestion = exc.suggestion
-                message = app_advice(str(exc))
+                message = app_advice(exc)
                 if not exc.ids and suggestion is None and forced is None:  # no choice to make: say why
                     self.host.notify(one_line(message), title="refused", severity="error", markup=False)
                     return None
@@ -246,7 +246,7 @@ class Writer:
                     return None
                 first, last = suggestion
             except (InvalidEdit, ValueError) as exc:
-                self.host.notify(one_line(app_advice(str(exc))), title="cannot do that", severity="error", markup=False)
+                self.host.notify(one_line(app_advice(exc)), title="cannot do that", severity="error", markup=False)
                 return None
 
     async def _forced(self, plan: Callable[[Any, int, int, bool], Change], history: EditHistory, first: int, last: int) -> Change | None:
@@ -288,7 +288,7 @@ class Writer:
             return False
         except (SaveError, Refused) as exc:
             self.follow.reopen_after_save(None, saved=False)
-            self.host.notify(one_line(app_advice(str(exc))), title="not saved", severity="error", markup=False)
+            self.host.notify(one_line(app_advice(exc)), title="not saved", severity="error", markup=False)
             return False
         except BaseException:
             self.follow.reopen_after_save(None, saved=False)
@@ -317,7 +317,7 @@ class Writer:
 
     async def _save_anyway(self, exc: AnotherWriter) -> bool:
         message = (
-            f"{app_advice(str(exc))}.\n\nOr save anyway? What that process writes later goes to the file that is "
+            f"{app_advice(exc)}.\n\nOr save anyway? What that process writes later goes to the file that is "
             "replaced, not to the new one: it can be lost, or the process can write the old session back."
         )
         question = ConfirmScreen("another process is writing this file", escape_control(message), keys="y: save anyway · n or esc: do not save")

@@ -48,7 +48,7 @@ def refusal_text(exc: BaseException) -> str:
     """The core's message, without its command-line advice (``use --force``)."""
     from sessionview.ui.wording import app_advice
 
-    return escape_control(app_advice(str(exc)), one_line=False)
+    return escape_control(app_advice(exc), one_line=False)
 
 
 @dataclass

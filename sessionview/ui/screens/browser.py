@@ -1,8 +1,10 @@
 """The session browser: every session file under a directory, newest change first, kept current.
 
 The listing comes from one ``os.scandir`` walk (name, size, mtime: no file is opened), then a thread
-describes rows (format, record count) in the order they are needed: visible rows first, then the most
-recent ones. ``watchfiles`` keeps the list current: new files appear and deleted ones go.
+describes rows (format, record count, and a sketch from each file's head and tail: title, messages, tokens,
+problems) in the order they are needed: visible rows first, then the most recent ones. ``watchfiles`` keeps
+the list current: new files appear and deleted ones go. ``s`` cycles the sort column, a click on a column's
+title sorts by it (again: the other way).
 """
 
 from __future__ import annotations
@@ -21,18 +23,23 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 from textual.worker import get_current_worker
 
-from sessionview.core.catalog import LIVE_WINDOW, Catalog, describe
+from sessionview.core.catalog import LIVE_WINDOW, Catalog, describe_full
 from sessionview.core.store.tmpfiles import cleanup_temp_files
 from sessionview.core.text import escape_control
 from sessionview.ui import messages as msg
-from sessionview.ui.widgets.session_table import SessionTable, header_text
+from sessionview.ui.widgets.session_table import ColumnHeader, SessionTable
 
 BACKGROUND_DESCRIBE = 200  # rows described without being asked for (the most recent ones)
 FILTER_DEBOUNCE = 0.08  # seconds: a big list is filtered once typing pauses
 REDESCRIBE_EVERY = 1.0
 BATCH_EVERY = 0.1  # seconds: descriptions go to the screen in batches  # seconds: a file that keeps changing is described again at most this often
-SORTS = ("mtime", "name", "size")
-SORT_LABELS = {"mtime": "last change", "name": "name", "size": "size"}
+SORTS = ("mtime", "name", "size", "title", "messages", "tokens", "problems", "format")
+SORT_LABELS = {
+    "mtime": "last change", "name": "name", "size": "size", "title": "title", "messages": "messages",
+    "tokens": "tokens", "problems": "problems", "format": "format",
+}
+#: sorts by what a description tells: the rows are sorted again as descriptions arrive
+DESCRIBED_SORTS = frozenset({"title", "messages", "tokens", "problems", "format"})
 
 
 class BrowserScreen(Screen):
@@ -67,6 +74,8 @@ class BrowserScreen(Screen):
         self.read_only = read_only
         self.filter_text = ""
         self.sort = "mtime"
+        self.reverse = False
+        self._described_version = 0  # bumped as descriptions arrive (for the sorts that use them)
         self.loaded = False
         self._want: "queue.Queue[tuple[int, str, int, float] | None]" = queue.Queue()
         self._described_at: dict[str, float] = {}
@@ -80,7 +89,7 @@ class BrowserScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Static(id="browser-header")
         yield Input(placeholder="filter by name  ( / )", id="name-filter")
-        yield Static(id="columns")
+        yield ColumnHeader(id="columns")
         yield SessionTable(self.clock, id="sessions")
         yield Footer()
 
@@ -121,9 +130,9 @@ class BrowserScreen(Screen):
         self.post_message(msg.CatalogLoaded())
 
     def _refresh_rows(self, new_filter: bool = False) -> None:
-        key = (self.catalog.version, self.sort)
+        key = (self.catalog.version, self.sort, self.reverse, self._described_version if self.sort in DESCRIBED_SORTS else 0)
         if self._sorted_key != key:
-            self._sorted = self.catalog.sorted("", self.sort)
+            self._sorted = self.catalog.sorted("", self.sort, self.reverse)
             self._folded = [e.rel.casefold() for e in self._sorted]
             self._sorted_key = key
             self._queue_background(self._sorted)
@@ -152,10 +161,10 @@ class BrowserScreen(Screen):
                 line2.append((f" · {shown:,} match “{escape_control(self.filter_text, one_line=True)}”", "$text-accent"))
             if live:
                 line2.append((f" · ● {live} live", "bold $text-success"))
-            line2.append((f" · sorted by {SORT_LABELS[self.sort]}", "$text-muted"))
+            line2.append((f" · sorted by {SORT_LABELS[self.sort]}{' (reversed)' if self.reverse else ''}", "$text-muted"))
         self.query_one("#browser-header", Static).update(Content("\n").join([Content.assemble(*parts), Content.assemble(*line2)]))
         width = self.table.scrollable_content_region.width or self.size.width
-        self.query_one("#columns", Static).update(Content(header_text(max(20, width), self.table.format_need)))
+        self.query_one("#columns", ColumnHeader).show(self.table.columns(max(20, width)), self.sort, self.reverse)
 
     def on_resize(self) -> None:
         self._refresh_header()
@@ -188,7 +197,7 @@ class BrowserScreen(Screen):
     def _describer(self, stop: threading.Event) -> None:
         """Describe wanted rows, most urgent first (0: visible, 1: changed, 2: background)."""
         pending: dict[str, tuple[int, int, float]] = {}
-        batch: list[tuple[str, int, float, str, int | None, str | None]] = []
+        batch: list = []
         last_post = time.monotonic()
         while not stop.is_set():
             items = []
@@ -212,12 +221,12 @@ class BrowserScreen(Screen):
                 continue
             path = min(pending, key=lambda p: pending[p][0])
             prio, size, mtime = pending.pop(path)
-            fmt, count, error = describe(path, stop.is_set)
+            described = describe_full(path, stop.is_set)
             if stop.is_set():
                 return
             if prio >= 2:
                 stop.wait(0.002)  # background work: leave the interpreter to the UI most of the time
-            batch.append((path, size, mtime, fmt, count, error))
+            batch.append((path, size, mtime, described))
             now = time.monotonic()
             if not pending or now - last_post > BATCH_EVERY:
                 self.post_message(msg.Described(batch))
@@ -231,13 +240,13 @@ class BrowserScreen(Screen):
         again = []
         widened = False
         now = time.monotonic()
-        for path, size, mtime, fmt, count, error in message.items:
+        for path, size, mtime, d in message.items:
             self._described_at[path] = now
             e = self.catalog.entries.get(path)
             if e is None:
                 continue
-            self.catalog.set_description(path, size, mtime, fmt, count, error)
-            widened = self.table.saw_format(fmt) or widened
+            self.catalog.set_description(path, size, mtime, d.format, d.count, d.error, d.sketch)
+            widened = self.table.saw_format(d.format) or widened
             if (e.size, e.mtime) != (size, mtime):
                 e.described_at = None  # it changed while it was being read: describe it again
                 again.append(e)
@@ -245,6 +254,9 @@ class BrowserScreen(Screen):
             self._queue(1, again)
         if widened:
             self._refresh_header()  # the column titles move with the format column
+        if self.sort in DESCRIBED_SORTS and message.items:
+            self._described_version += 1
+            self._refresh_rows()
         self.table.refresh()
 
     # -- watching -----------------------------------------------------------------------------------
@@ -313,6 +325,16 @@ class BrowserScreen(Screen):
 
     def action_cycle_sort(self) -> None:
         self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
+        self.reverse = False
+        self._refresh_rows()
+
+    @on(ColumnHeader.SortBy)
+    def _sort_by(self, message: ColumnHeader.SortBy) -> None:
+        """A click on a column's title: sort by it, or the other way when it is the sort already."""
+        if message.sort == self.sort:
+            self.reverse = not self.reverse
+        else:
+            self.sort, self.reverse = message.sort, False
         self._refresh_rows()
 
     def action_search_all(self) -> None:

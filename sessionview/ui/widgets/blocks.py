@@ -19,6 +19,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from sessionview.ui.wording import compaction_label, plural, problem_text
+from sessionview.core.doc.branches import label as branch_label
 from sessionview.core.doc.model import Kind, View
 from sessionview.core.view.render import pretty
 from sessionview.core.tail import Pending
@@ -293,8 +294,16 @@ class Painter:
             lines = self._meta(e)
         else:
             lines = self._message(e)
+        if v.branch is not None or v.branch_point:
+            lines[1:1] = self.wrap(Text(f"⑂ {self._branch(e)}", style=self.pal["transcript--note"]))[0]
         lines.append(Strip.blank(self.width, self.pal.base))
         return lines
+
+    @staticmethod
+    def _branch(e: Entry) -> str:
+        """The branch label, its branch point numbered as the row is (true line numbers)."""
+        shift = None if e.number is None else e.number - e.view.number
+        return branch_label(e.view.branch, e.view.branch_point, lambda n: None if shift is None else n + shift)
 
     def _right(self, e: Entry, tokens: int | None) -> Text:
         t = Text(f"{e.when} · " if e.when else "", style=self.pal["transcript--dim"])
