@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from sessionview.core.doc.model import Kind, Problem, ToolCall, ToolResult, View, merge_views
-from sessionview.core.doc.pairing import Pairing, pair
+from sessionview.core.doc.pairing import Pairing, is_user_words, pair
 from sessionview.core.formats.base import Adapter, Capabilities
 from sessionview.core.store.stamp import LoadStamp
 
@@ -97,7 +97,7 @@ class RecordFacts:
 def keeps_for_pairing(v: View) -> bool:
     """Whether the whole-file rules (:func:`~sessionview.core.doc.pairing.pair`) need record ``v``: a new
     rule over other records (user messages, say) widens this."""
-    return bool(v.tool_calls or v.tool_results)
+    return bool(v.tool_calls or v.tool_results) or is_user_words(v)
 
 
 def record_facts(facts: RecordFacts, v: View) -> None:
@@ -108,7 +108,8 @@ def record_facts(facts: RecordFacts, v: View) -> None:
     facts.messages = facts.messages or v.kind in (Kind.MESSAGE, Kind.COMPACTION)
     if keeps_for_pairing(v):
         facts.slim.append(
-            (v.number, v.kind, tuple((c.id, c.name) for c in v.tool_calls), tuple((r.call_id, r.is_error, r.name) for r in v.tool_results), v.numbers)
+            (v.number, v.kind, tuple((c.id, c.name) for c in v.tool_calls), tuple((r.call_id, r.is_error, r.name) for r in v.tool_results), v.numbers,
+             v.role, v.subagent, v.injected)
         )
 
 
@@ -129,15 +130,16 @@ def finish_check(session: Session, parts: list[RecordFacts]) -> list[Problem]:
     return problems
 
 
-Slim = tuple[int, Kind, tuple[tuple[Any, str], ...], tuple[tuple[Any, Any, Any], ...], Any]
+Slim = tuple[int, Kind, tuple[tuple[Any, str], ...], tuple[tuple[Any, Any, Any], ...], Any, Any, Any, bool]
 
 
 def unslim(t: Slim) -> View:
     """The slim view (:func:`slim`) of a record from what :func:`record_facts` kept of it."""
-    number, kind, calls, results, numbers = t
+    number, kind, calls, results, numbers, role, subagent, injected = t
     return View(
-        number, kind, tool_calls=tuple(ToolCall(i, name, None) for i, name in calls),
+        number, kind, role=role, tool_calls=tuple(ToolCall(i, name, None) for i, name in calls),
         tool_results=tuple(ToolResult(cid, "", err, name) for cid, err, name in results), numbers=numbers,
+        subagent=subagent, injected=injected,
     )
 
 

@@ -99,3 +99,22 @@ def test_a_binary_file_is_one_finding(tmp_path, parallel):
         assert [x.kind for x in checkpar.check(s)] == [x.kind for x in Session.check(s)] == ["binary file"]
     finally:
         s.close()
+
+
+@pytest.mark.parametrize("split", [True, False])
+def test_a_user_message_between_a_call_and_its_result_is_found_on_either_path(tmp_path, monkeypatch, split):
+    """The whole-file rules see the user messages too, not only the records with tool calls or results."""
+    from sessionview.core.doc.pairing import INTERRUPTED
+
+    if split:
+        monkeypatch.setattr(checkpar, "PARALLEL_MIN_BYTES", 0)
+    pad = [json.dumps({"role": "user", "content": "x" * 50}).encode()] * 20
+    lines = pad + [_call("c1"), json.dumps({"role": "user", "content": "wait"}).encode(), _result("c1")] + pad
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(b"\n".join(lines) + b"\n")
+    s = JsonlSession.load(p, digest=False)
+    try:
+        found = [(x.kind, x.number) for x in checkpar.check(s) if x.kind == INTERRUPTED]
+        assert found == [(INTERRUPTED, 22)]
+    finally:
+        s.close()

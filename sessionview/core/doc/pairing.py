@@ -60,7 +60,7 @@ class Pairing:
 INTERRUPTED = "user message before tool result"
 
 
-def _is_user_words(v: View) -> bool:
+def is_user_words(v: View) -> bool:
     """A user's own message in the main conversation: not a tool result, nor the harness's, nor a subagent's."""
     return (
         v.kind is Kind.MESSAGE and v.role == "user" and not v.tool_results and not v.tool_calls
@@ -74,7 +74,7 @@ def pair(views: Iterable[View]) -> Pairing:
     unanswered: dict[str, None] = {}  # calls not answered yet and not followed by a user message, in order
     user_after: dict[str, int] = {}  # call id -> #N of the first user message after it (while it was open)
     for v in views:
-        if unanswered and _is_user_words(v):
+        if unanswered and is_user_words(v):
             for open_id in unanswered:
                 user_after[open_id] = v.number
             unanswered.clear()
