@@ -19,8 +19,10 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from sessionview.ui.wording import compaction_label, plural, problem_text
-from sessionview.core.doc.model import Kind, View
-from sessionview.core.view.render import pretty
+from sessionview.core.doc.model import Kind, ToolCall, ToolResult, View
+from sessionview.core.view import tools as T
+from sessionview.ui.widgets import toolviews
+from sessionview.ui.widgets.markdown import markdown_lines
 from sessionview.core.tail import Pending
 from sessionview.core.text import approx_tokens, decode_for_display, escape_control
 from sessionview.core.view.humanize import human_count, human_size
@@ -44,6 +46,9 @@ COMPONENT_RULES = """
         & > .transcript--match { background: $warning 45%; color: $foreground; }
         & > .transcript--pending { color: $text-muted; text-style: italic; }
         & > .transcript--note { color: $text-muted; text-style: italic; }
+        & > .transcript--added { color: $text-success; }
+        & > .transcript--removed { color: $text-error; }
+        & > .transcript--hunk { color: $text-accent; }
 """
 
 COMPONENTS = (
@@ -63,6 +68,9 @@ COMPONENTS = (
     "transcript--match",
     "transcript--pending",
     "transcript--note",
+    "transcript--added",
+    "transcript--removed",
+    "transcript--hunk",
     "transcript--cursor",
     "transcript--gutter-cursor",
     "transcript--scrollbar",
@@ -85,6 +93,7 @@ ROLE_CLASS = {
     "developer": "system",
 }
 
+MARKDOWN_ROLES = {"user", "human", "assistant", "model", "ai"}
 MESSAGE_LINES = 40  # display lines of a message before it is folded
 RESULT_LINES = 8  # display lines of a tool result before it is folded
 RAW_LINES = 3
@@ -98,6 +107,7 @@ class Palette:
 
     base: Style
     styles: dict[str, Style] = field(default_factory=dict)
+    code_theme: str = "monokai"  # the pygments theme of highlighted code (Rich Syntax)
 
     def __getitem__(self, name: str) -> Style:
         return self.styles.get(name, Style())
@@ -120,7 +130,11 @@ def read_palette(widget: Widget, names: Iterable[str]) -> Palette:
             italic=part.italic,
             underline=part.underline,
         )
-    return Palette(Style(), styles)
+    try:
+        dark = widget.app.current_theme.dark
+    except Exception:
+        dark = True
+    return Palette(Style(), styles, "monokai" if dark else "default")
 
 
 @dataclass(frozen=True)
@@ -142,6 +156,9 @@ class Entry:
     term: str = ""
     links: Links = Links()
     record_size: int | None = None
+    markdown: bool = True  # user and assistant text drawn as Markdown (m shows it raw)
+    results: dict[str, tuple[int | None, ToolResult]] = field(default_factory=dict)  # call id -> (line, result): drawn under the unfolded call
+    calls: dict[str, ToolCall] = field(default_factory=dict)  # result's call id -> the call (how to read the result)
 
 
 def number_label(number: int | None) -> str:
@@ -292,7 +309,8 @@ class Painter:
             lines = self._meta(e)
         else:
             lines = self._message(e)
-        lines.append(Strip.blank(self.width, self.pal.base))
+        if not (v.kind is Kind.META and T.is_housekeeping(v) and not e.expanded):
+            lines.append(Strip.blank(self.width, self.pal.base))
         return lines
 
     def _right(self, e: Entry, tokens: int | None) -> Text:
@@ -315,7 +333,10 @@ class Painter:
         v = e.view
         pal = self.pal
         role = v.role or "message"
-        left = Text(one_line(role, 40), style=pal.role(v.role) + Style(bold=True))
+        infos = [self._result_info(e, r) for r in v.tool_results]
+        error = any(info.error for _, info in infos)
+        err = pal["transcript--invalid"] + Style(bold=True)
+        left = Text(one_line(role, 40), style=err if error else pal.role(v.role) + Style(bold=True))
         if v.compaction:
             left.append(f"  [compacted:{one_line(v.compaction, 30)}]", style=pal["transcript--compaction"])
         for r in v.tool_results:
@@ -328,8 +349,11 @@ class Painter:
                 left.append(f" of #{call_at:,}", style=pal["transcript--link"])
             elif cid:
                 left.append(" (no call found)" if cid in e.links.calls else "", style=pal["transcript--warning"])
-            if r.is_error:
-                left.append(" error", style=pal["transcript--invalid"])
+        for _, info in infos:
+            if info.exit_code:
+                left.append(f"  ✗ exit {info.exit_code}", style=err)
+            elif info.error:
+                left.append("  ✗ error", style=err)
         if len(v.numbers) > 1:
             left.append(f"  ({len(v.numbers)} lines)", style=pal["transcript--dim"])
         out = [self.header(left, self._right(e, view_tokens(v)))]
@@ -340,14 +364,32 @@ class Painter:
         if v.reasoning:
             out.extend(self._reasoning(e))
         if text and not is_result:
-            out.extend(self._text(text, pal.base, limit_lines, e))
-        for r in v.tool_results:
+            if e.markdown and (v.role or "") in MARKDOWN_ROLES:
+                out.extend(self._markdown(text, limit_lines, e))
+            else:
+                out.extend(self._text(text, pal.base, limit_lines, e))
+        hint = "i shows the record" if e.expanded else "enter expands"
+        for r, (rendering, info) in zip(v.tool_results, infos):
             if r.content:
-                out.extend(self._text(r.content, pal.base, EXPANDED_LINES if e.expanded else RESULT_LINES, e))
+                out.extend(toolviews.result_body(self, info, rendering, 0, EXPANDED_LINES if e.expanded else RESULT_LINES, e.term, hint))
         for call in v.tool_calls:
             out.extend(self._call(call, e))
         out.extend(self._problems(v))
         return out
+
+    def _result_info(self, e: Entry, r: ToolResult) -> tuple[T.Rendering | None, T.ResultInfo]:
+        """How to read result ``r``: the rendering of its call (when the call is known) and its text, exit code
+        and error flag. An unknown call's result is read as a command's (exit codes are looked for)."""
+        call = e.calls.get(r.call_id or "")
+        rendering = T.classify(call) if call is not None else None
+        return rendering, T.result_info(r, command=rendering is None or isinstance(rendering, T.CommandCall))
+
+    def _markdown(self, text: str, max_lines: int, e: Entry) -> list[Strip]:
+        lines, rest = markdown_lines(text, self.console, self.width, max_lines, self.pal.base, self.pal.code_theme, e.term, self.pal["transcript--match"])
+        if rest.strip():
+            note = toolviews.more_note(rest, "i shows the record" if e.expanded else "enter expands")
+            lines.extend(self.wrap(Text(note, style=self.pal["transcript--note"]))[0])
+        return lines
 
     def _text(self, text: str, style: Style, max_lines: int, e: Entry, indent: int = 0) -> list[Strip]:
         return self.paragraph(text, style, max_lines, indent, e.term, "i shows the record" if e.expanded else "enter expands")
@@ -376,11 +418,12 @@ class Painter:
             right = Text(f" → #{link:,}", style=pal["transcript--link"])
         elif call.id is not None and call.id in e.links.results:
             right = Text(" (no result yet)", style=pal["transcript--dim"])
+        rendering = T.classify(call)
         if not e.expanded:
             args = call.raw_arguments if call.arguments is None and call.raw_arguments is not None else call.arguments
             t.append("  ")
             room = self.width - t.cell_len - right.cell_len - 1
-            summary = summarize_arguments(args, max(10, room))
+            summary = toolviews.summary(rendering, max(10, room)) or summarize_arguments(args, max(10, room))
             if term := e.term:
                 st = Text(summary, style=pal["transcript--dim"])
                 st.highlight_words([term], pal["transcript--match"], case_sensitive=False)
@@ -391,11 +434,13 @@ class Painter:
         if call.id:
             t.append(f"  {one_line(call.id, 40)}", style=pal["transcript--dim"])
         out = [self.header(t, right)]
-        if call.arguments is None and call.raw_arguments is not None:
-            body = call.raw_arguments
-        else:
-            body = pretty(call.arguments)
-        out.extend(self.paragraph(body, pal["transcript--meta"], EXPANDED_LINES, 4, e.term, "i shows the record"))
+        out.extend(toolviews.call_body(self, call, rendering, e.term))
+        found = e.results.get(call.id or "")
+        if found is not None:
+            at, result = found
+            info = T.result_info(result, command=isinstance(rendering, T.CommandCall))
+            out.append(self.header(toolviews.result_header(self, info, at, 2), Text("")))
+            out.extend(toolviews.result_body(self, info, rendering, 4, toolviews.RESULT_LINES, e.term, "p jumps to the result"))
         return out
 
     def _compaction(self, e: Entry) -> list[Strip]:
@@ -421,6 +466,12 @@ class Painter:
         v = e.view
         pal = self.pal
         label = v.label or v.kind.value
+        if T.is_housekeeping(v) and not e.expanded:  # bookkeeping: one dim line, enter unfolds it
+            left = Text(f"· {one_line(label, 40)}", style=pal["transcript--dim"])
+            body = v.text or (decode_for_display(v.raw) if v.raw is not None else summarize_arguments(v.value, 200) if v.value is not None else "")
+            if body:
+                left.append("  " + one_line(body, max(10, self.width)), style=pal["transcript--dim"])
+            return [self.header(left, Text(number_label(e.number), style=pal["transcript--dim"]))]
         left = Text(f"[{one_line(label, 40)}]", style=pal["transcript--meta"])
         if v.role:
             left.append(f" {one_line(v.role, 20)}", style=pal.role(v.role))

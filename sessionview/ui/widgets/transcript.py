@@ -74,6 +74,7 @@ class TranscriptView(Widget, can_focus=True):
         Binding("enter,o", "toggle_fold", "Fold/unfold", id="transcript.fold"),
         Binding("O", "toggle_fold_all", "Unfold all", show=False, id="transcript.fold-all"),
         Binding("F", "follow", "Follow", show=False, id="transcript.follow"),
+        Binding("m", "toggle_markdown", "Raw/Markdown", tooltip="show message text as Markdown or as its raw text", id="transcript.markdown"),
     ]
 
     CursorMoved = msg.CursorMoved
@@ -90,6 +91,7 @@ class TranscriptView(Widget, can_focus=True):
         self.expanded: set[int] = set()  # record numbers unfolded
         self.expand_all = False
         self.term = ""
+        self.markdown = True  # user and assistant text drawn as Markdown; m shows the raw text
         self.range_anchor: int | None = None  # record number where a marked range starts (v)
         self._entries = EntryCache()  # what was drawn, by record
         self._layout: list[Anchor | None] | None = None
@@ -200,7 +202,7 @@ class TranscriptView(Widget, can_focus=True):
         if self.is_pending_row(row):
             return self._entries.pending(m, painter)
         n = m.number_at(row)
-        return self._entries.entry(m, n, self.expand_all or n in self.expanded, self.term, self.links, painter)
+        return self._entries.entry(m, n, self.expand_all or n in self.expanded, self.term, self.links, painter, self.markdown)
 
     def height_of(self, row: int) -> int:
         return len(self.entry_lines(row))
@@ -388,6 +390,12 @@ class TranscriptView(Widget, can_focus=True):
             self._clamp_anchor()
             self._ensure_visible(self.cursor)
         self.refresh()
+
+    def action_toggle_markdown(self) -> None:
+        self.markdown = not self.markdown
+        self._entries.lines.clear()
+        self._after_fold()
+        self.notify("Markdown" if self.markdown else "raw text", timeout=2, markup=False)
 
     def set_term(self, term: str) -> None:
         if term != self.term:

@@ -1,0 +1,94 @@
+"""Message text drawn as Markdown (Rich's renderer over markdown-it-py), made safe for untrusted content.
+
+- The source is escaped (:func:`~sessionview.core.text.escape_control`) before it is parsed, and every drawn
+  segment is escaped again afterwards: markdown-it decodes entities such as ``&#x202e;``, so a control or
+  bidi character could appear only after parsing.
+- Raw HTML is not interpreted (``html: False``): ``<b>`` stays the text ``<b>``, nothing is hidden.
+- Links are drawn as their text and their URL in plain text (``hyperlinks=False``), never as OSC 8
+  hyperlinks; any link or meta (Textual ``@click``) on a segment's style is removed.
+- Nothing is parsed as Textual or Rich markup: Rich's Markdown builds ``Text`` objects from plain strings.
+- Code fences are highlighted by Rich Syntax (pygments), with the transcript's background.
+"""
+
+from __future__ import annotations
+
+from markdown_it import MarkdownIt
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.markdown import CodeBlock, Markdown
+from rich.segment import Segment
+from rich.style import Style
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.strip import Strip
+
+from sessionview.core.text import escape_control
+
+SOURCE_LINE_BUDGET = 2  # source lines parsed per display line asked for (Markdown adds blank lines)
+
+
+class _Code(CodeBlock):
+    """A code fence or an indented block: highlighted, folded at the width, on the transcript's background."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        code = str(self.text).rstrip()
+        yield Syntax(code, self.lexer_name, theme=self.theme, word_wrap=True, background_color="default", padding=(0, 1))
+
+
+class SafeMarkdown(Markdown):
+    elements = {**Markdown.elements, "fence": _Code, "code_block": _Code}
+
+    def __init__(self, markup: str, code_theme: str) -> None:
+        super().__init__("", code_theme=code_theme, hyperlinks=False)
+        self.markup = markup
+        parser = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
+        self.parsed = parser.parse(markup)
+
+
+def _safe_segment(seg: Segment) -> Segment | None:
+    if seg.control:
+        return None
+    style = seg.style
+    if style is not None and (style.link or style.meta):
+        style = Style(color=style.color, bgcolor=style.bgcolor, bold=style.bold, italic=style.italic, underline=style.underline, strike=style.strike, dim=style.dim)
+    return Segment(escape_control(seg.text).replace("\t", "    ").replace("\n", " "), style)
+
+
+def markdown_lines(
+    text: str,
+    console: Console,
+    width: int,
+    max_lines: int,
+    base: Style,
+    code_theme: str = "monokai",
+    term: str = "",
+    match: Style | None = None,
+) -> tuple[list[Strip], str]:
+    """``text`` as Markdown at ``width``, at most ``max_lines`` lines, and the part of the source that was
+    not drawn ("" when all of it was)."""
+    budget = max_lines * SOURCE_LINE_BUDGET
+    source_lines = text.split("\n")
+    head = "\n".join(source_lines[:budget])
+    char_budget = max_lines * max(width, 10) * SOURCE_LINE_BUDGET
+    if len(head) > char_budget:
+        head = head[:char_budget]
+    rest = text[len(head) :]
+    md = SafeMarkdown(escape_control(head), code_theme)
+    options = console.options.update(width=max(10, width), height=None)
+    rendered = console.render_lines(md, options, style=base, pad=False, new_lines=False)
+    while rendered and not "".join(s.text for s in rendered[-1]).strip():
+        rendered.pop()
+    if len(rendered) > max_lines:
+        # the lines not drawn: estimate where in the source they start, by proportion
+        kept = max_lines / len(rendered)
+        cut = int(len(head) * kept)
+        rest = text[cut:]
+        rendered = rendered[:max_lines]
+    out: list[Strip] = []
+    for line in rendered:
+        segments = [s for s in (_safe_segment(seg) for seg in line) if s is not None]
+        if term and match is not None:
+            t = Text.assemble(*((s.text, s.style or Style()) for s in segments))
+            t.highlight_words([escape_control(term)], match, case_sensitive=False)
+            segments = list(t.render(console, end=""))
+        out.append(Strip(segments).adjust_cell_length(width, base))
+    return out, rest
