@@ -44,7 +44,7 @@ class SafeMarkdown(Markdown):
         self.parsed = parser.parse(markup)
 
 
-def _safe_segment(seg: Segment) -> Segment | None:
+def safe_segment(seg: Segment) -> Segment | None:
     if seg.control:
         return None
     style = seg.style
@@ -85,7 +85,7 @@ def markdown_lines(
         rendered = rendered[:max_lines]
     out: list[Strip] = []
     for line in rendered:
-        segments = [s for s in (_safe_segment(seg) for seg in line) if s is not None]
+        segments = [s for s in (safe_segment(seg) for seg in line) if s is not None]
         if term and match is not None:
             t = Text.assemble(*((s.text, s.style or Style()) for s in segments))
             t.highlight_words([escape_control(term)], match, case_sensitive=False)

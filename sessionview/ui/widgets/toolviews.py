@@ -8,7 +8,7 @@ file is escaped before it is drawn, and every segment Rich produces is checked a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.segment import Segment
 from rich.style import Style
@@ -20,10 +20,8 @@ from sessionview.core.doc.model import ToolCall, ToolResult
 from sessionview.core.text import escape_control
 from sessionview.core.view import tools as T
 from sessionview.core.view.humanize import human_size
-from sessionview.ui.widgets.markdown import _safe_segment
-
-if TYPE_CHECKING:
-    from sessionview.ui.widgets.blocks import Painter
+from sessionview.ui.widgets.markdown import safe_segment
+from sessionview.ui.widgets.paint import Canvas, more_note, one_line
 
 CALL_LINES = 60  # lines of a call's body when its record is unfolded (enter)
 RESULT_LINES = 12  # lines of a result shown under its call
@@ -31,18 +29,8 @@ INDENT = 4
 _TODO_MARK = {"completed": "☑", "done": "☑", "in_progress": "◐", "active": "◐", "cancelled": "☒", "canceled": "☒"}
 
 
-def more_note(rest: str, hint: str = "") -> str:
-    """``… 1,234 more lines, 56.0 KB`` for what is not shown."""
-    size = human_size(len(rest.encode("utf-8", "surrogatepass")))
-    lines = rest.count("\n") + (0 if rest.endswith("\n") else 1)
-    text = f"… {lines:,} more line{'s' if lines != 1 else ''}, {size}" if lines > 1 else f"… {size} more"
-    return text + (f" · {hint}" if hint else "")
-
-
 def summary(r: T.Rendering, limit: int) -> str:
     """The folded call's one line: what it does, in plain words."""
-    from sessionview.ui.widgets.blocks import one_line
-
     if isinstance(r, T.CommandCall):
         return one_line("$ " + r.command, limit)
     if isinstance(r, T.FileWrite):
@@ -59,7 +47,7 @@ def summary(r: T.Rendering, limit: int) -> str:
     return ""
 
 
-def code_lines(p: Painter, code: str, path: str, indent: int, max_lines: int, start: int = 1, numbers: bool = True, hint: str = "") -> list[Strip]:
+def code_lines(p: Canvas, code: str, path: str, indent: int, max_lines: int, start: int = 1, numbers: bool = True, hint: str = "") -> list[Strip]:
     """``code`` highlighted by ``path``'s extension (plain text when unknown), numbered from ``start``."""
     lines = code.split("\n")
     if lines and lines[-1] == "":
@@ -83,7 +71,7 @@ def code_lines(p: Painter, code: str, path: str, indent: int, max_lines: int, st
     rendered = rendered[: max_lines * 3]
     out: list[Strip] = []
     for line in rendered:
-        segs = [s for s in (_safe_segment(seg) for seg in line) if s is not None]
+        segs = [s for s in (safe_segment(seg) for seg in line) if s is not None]
         strip = Strip(segs).adjust_cell_length(width, p.pal.base)
         out.append(Strip.join([Strip.blank(indent, p.pal.base), strip]) if indent else strip)
     if len(lines) > len(shown):
@@ -92,7 +80,7 @@ def code_lines(p: Painter, code: str, path: str, indent: int, max_lines: int, st
     return out
 
 
-def diff_lines(p: Painter, diff: tuple[T.DiffLine, ...], indent: int, max_lines: int, hint: str = "") -> list[Strip]:
+def diff_lines(p: Canvas, diff: tuple[T.DiffLine, ...], indent: int, max_lines: int, hint: str = "") -> list[Strip]:
     style = {
         "add": p.pal["transcript--added"],
         "del": p.pal["transcript--removed"],
@@ -111,7 +99,7 @@ def diff_lines(p: Painter, diff: tuple[T.DiffLine, ...], indent: int, max_lines:
     return out
 
 
-def json_lines(p: Painter, g: T.Generic, indent: int, max_lines: int, term: str = "", hint: str = "") -> list[Strip]:
+def json_lines(p: Canvas, g: T.Generic, indent: int, max_lines: int, term: str = "", hint: str = "") -> list[Strip]:
     out: list[Strip] = []
     for line in g.lines[:max_lines]:
         if line.block:
@@ -128,7 +116,7 @@ def json_lines(p: Painter, g: T.Generic, indent: int, max_lines: int, term: str 
     return out
 
 
-def call_body(p: Painter, call: ToolCall, r: T.Rendering, term: str) -> list[Strip]:
+def call_body(p: Canvas, call: ToolCall, r: T.Rendering, term: str) -> list[Strip]:
     """The unfolded call's lines (below its header)."""
     pal = p.pal
     hint = "i shows the record"
@@ -176,7 +164,7 @@ def call_body(p: Painter, call: ToolCall, r: T.Rendering, term: str) -> list[Str
     return json_lines(p, r, INDENT, T.LINES_CAP, term, hint)
 
 
-def result_header(p: Painter, info: T.ResultInfo, at: int | None, indent: int) -> Text:
+def result_header(p: Canvas, info: T.ResultInfo, at: int | None, indent: int) -> Text:
     pal = p.pal
     err = pal["transcript--invalid"] + Style(bold=True)
     t = Text(" " * indent + "└ result", style=err if info.error else pal["transcript--dim"])
@@ -189,7 +177,7 @@ def result_header(p: Painter, info: T.ResultInfo, at: int | None, indent: int) -
     return t
 
 
-def result_body(p: Painter, info: T.ResultInfo, call: T.Rendering | None, indent: int, max_lines: int, term: str = "", hint: str = "enter expands") -> list[Strip]:
+def result_body(p: Canvas, info: T.ResultInfo, call: T.Rendering | None, indent: int, max_lines: int, term: str = "", hint: str = "enter expands") -> list[Strip]:
     """A result's text: a read's as numbered (highlighted) lines, an error's behind a red bar."""
     pal = p.pal
     if isinstance(call, T.FileRead) and not info.error and info.text:
@@ -200,9 +188,10 @@ def result_body(p: Painter, info: T.ResultInfo, call: T.Rendering | None, indent
         return out
     if isinstance(call, (T.FileEdit, T.FileWrite)) and not info.error and _is_diff(info.text):
         return diff_lines(p, tuple(T.unified_lines(info.text)), indent, max_lines, hint)
-    if not info.text:
+    text = info.text.rstrip("\n")
+    if not text:
         return p.wrap(Text("(empty)", style=pal["transcript--dim"]), indent)[0]
-    lines = p.paragraph(info.text, pal.base, max_lines, indent + (2 if info.error else 0), term, hint)
+    lines = p.paragraph(text, pal.base, max_lines, indent + (2 if info.error else 0), term, hint)
     if info.error:
         bar = Strip([Segment(" " * indent, pal.base), Segment("▌ ", pal["transcript--invalid"])])
         lines = [Strip.join([bar, line.crop(indent + 2, p.width)]) for line in lines]
