@@ -299,7 +299,7 @@ def _walk(value: Any, indent: int, prefix: str, comma: str, out: list[JsonLine],
                 return
         out.append(JsonLine(indent, "]" + comma))
     elif isinstance(value, str) and "\n" in value.strip("\n"):
-        out.append(JsonLine(indent, prefix.rstrip() + (" " if prefix else "") + "⏎" + comma))
+        out.append(JsonLine(indent, prefix.rstrip() + (" " if prefix else "") + "⏎"))  # the text follows, as it is
         for line in value.split("\n"):
             out.append(JsonLine(indent + 2, line, block=True))
             if len(out) >= cap:
@@ -323,7 +323,7 @@ _EXIT_PATTERNS = (
     re.compile(r"\n?\[exit code: (-?\d+)\]\s*$"),  # Brute shell
     re.compile(r"\n*Command exited with code (-?\d+)\s*$"),  # pi bash
     re.compile(r"^Exit code:? (-?\d+)\n(?:Wall time: [^\n]*\n)?(?:Output:\n)?"),  # Codex exec, Claude Code Bash
-    re.compile(r"\nExit Code: (-?\d+)(?=\n|$)"),  # Gemini CLI run_shell_command
+    re.compile(r"(?:\n|\\n)Exit Code: (-?\d+)(?=\n|\\n|$)"),  # Gemini CLI run_shell_command (some write "\\n")
 )
 
 
@@ -379,7 +379,7 @@ def numbered_lines(text: str, start: int | None = None) -> Numbered:
     while lines and lines[-1] == "":
         lines.pop()
     matches = [_NUMBERED.match(ln) for ln in lines]
-    if lines and matches[0] is not None and sum(1 for m in matches if m) >= len(lines) * 0.8:
+    if lines and matches[0] is not None and sum(1 for m in matches if m) >= len(lines) * 0.5:
         first = int(matches[0].group(1))
         out: list[str] = []
         for m in matches:
