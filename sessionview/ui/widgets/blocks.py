@@ -21,7 +21,7 @@ from sessionview.core.view import tools as T
 from sessionview.core.view.humanize import human_count, human_size
 from sessionview.core.view.stats import view_tokens
 from sessionview.ui.widgets import toolviews
-from sessionview.ui.widgets.markdown import markdown_lines
+from sessionview.ui.widgets.markdown import markdown_lines, markdown_theme
 from sessionview.ui.widgets.paint import (  # noqa: F401  (re-exported: other widgets import them from here)
     COMPONENT_RULES,
     COMPONENTS,
@@ -161,7 +161,9 @@ class Painter(Canvas):
         return rendering, T.result_info(r, command=rendering is None or isinstance(rendering, T.CommandCall))
 
     def _markdown(self, text: str, max_lines: int, e: Entry) -> list[Strip]:
-        lines, rest = markdown_lines(text, self.console, self.width, max_lines, self.pal.base, self.pal.code_theme, e.term, self.pal["transcript--match"])
+        pal = self.pal
+        theme = markdown_theme(pal["transcript--role"], pal["transcript--dim"], pal["transcript--tool-name"] + Style(bold=True), pal["transcript--link"])
+        lines, rest = markdown_lines(text, self.console, self.width, max_lines, pal.base, pal.code_theme, e.term, pal["transcript--match"], theme)
         if rest.strip():
             note = more_note(rest, "i shows the record" if e.expanded else "enter expands")
             lines.extend(self.wrap(Text(note, style=self.pal["transcript--note"]))[0])

@@ -19,6 +19,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.syntax import Syntax
 from rich.text import Text
+from rich.theme import Theme
 from textual.strip import Strip
 
 from sessionview.core.text import escape_control
@@ -45,12 +46,38 @@ class SafeMarkdown(Markdown):
 
 
 def safe_segment(seg: Segment) -> Segment | None:
+    """``seg`` escaped, without a link, meta or background (the transcript's own background and cursor show
+    through); None for a control segment."""
     if seg.control:
         return None
     style = seg.style
-    if style is not None and (style.link or style.meta):
-        style = Style(color=style.color, bgcolor=style.bgcolor, bold=style.bold, italic=style.italic, underline=style.underline, strike=style.strike, dim=style.dim)
+    if style is not None:
+        style = Style(color=style.color, bold=style.bold, italic=style.italic, underline=style.underline, strike=style.strike, dim=style.dim)
     return Segment(escape_control(seg.text).replace("\t", "    ").replace("\n", " "), style)
+
+
+def markdown_theme(accent: Style, dim: Style, code: Style, link: Style) -> Theme:
+    """Rich's ``markdown.*`` styles in the transcript's colours (headings in the accent colour, quotes dim)."""
+    return Theme(
+        {
+            "markdown.h1": accent + Style(bold=True, underline=True),
+            "markdown.h2": accent + Style(bold=True),
+            "markdown.h3": accent + Style(bold=True),
+            "markdown.h4": Style(bold=True, italic=True),
+            "markdown.block_quote": dim + Style(italic=True),
+            "markdown.code": code,
+            "markdown.code_block": Style(),
+            "markdown.list": dim,
+            "markdown.item.number": dim,
+            "markdown.item.bullet": dim + Style(bold=True),
+            "markdown.link": link,
+            "markdown.link_url": link + Style(underline=True),
+            "markdown.table.border": dim,
+            "markdown.table.header": Style(bold=True),
+            "markdown.hr": dim,
+        },
+        inherit=True,
+    )
 
 
 def markdown_lines(
@@ -62,6 +89,7 @@ def markdown_lines(
     code_theme: str = "monokai",
     term: str = "",
     match: Style | None = None,
+    theme: Theme | None = None,
 ) -> tuple[list[Strip], str]:
     """``text`` as Markdown at ``width``, at most ``max_lines`` lines, and the part of the source that was
     not drawn ("" when all of it was)."""
@@ -74,8 +102,15 @@ def markdown_lines(
     rest = text[len(head) :]
     md = SafeMarkdown(escape_control(head), code_theme)
     options = console.options.update(width=max(10, width), height=None)
-    rendered = console.render_lines(md, options, style=base, pad=False, new_lines=False)
-    while rendered and not "".join(s.text for s in rendered[-1]).strip():
+    if theme is not None:
+        console.push_theme(theme)
+    try:
+        rendered = console.render_lines(md, options, style=base, pad=False, new_lines=False)
+    finally:
+        if theme is not None:
+            console.pop_theme()
+    rendered = [line for i, line in enumerate(rendered) if i == 0 or _text(line).strip() or _text(rendered[i - 1]).strip()]  # one blank line at most
+    while rendered and not _text(rendered[-1]).strip():
         rendered.pop()
     if len(rendered) > max_lines:
         # the lines not drawn: estimate where in the source they start, by proportion
@@ -92,3 +127,7 @@ def markdown_lines(
             segments = list(t.render(console, end=""))
         out.append(Strip(segments).adjust_cell_length(width, base))
     return out, rest
+
+
+def _text(line: list[Segment]) -> str:
+    return "".join(s.text for s in line)
