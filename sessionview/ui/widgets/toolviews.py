@@ -180,7 +180,7 @@ def result_header(p: Canvas, info: T.ResultInfo, at: int | None, indent: int) ->
 def result_body(p: Canvas, info: T.ResultInfo, call: T.Rendering | None, indent: int, max_lines: int, term: str = "", hint: str = "enter expands") -> list[Strip]:
     """A result's text: a read's as numbered (highlighted) lines, an error's behind a red bar."""
     pal = p.pal
-    if isinstance(call, T.FileRead) and not info.error and info.text:
+    if isinstance(call, T.FileRead) and not info.error and info.text and not info.text.startswith("[compacted:"):
         num = T.numbered_lines(info.text, call.start)
         out = code_lines(p, "\n".join(num.lines), call.path, indent, max_lines, num.first, hint=hint)
         if num.rest:
