@@ -206,3 +206,19 @@ async def test_hostile_markdown_is_inert(tmp_path):
         await pilot.click(offset=(10, 5), times=2)
         await pilot.pause()
         assert app.is_running and app.screen is screen
+
+
+async def test_markdown_keeps_line_breaks_and_highlights_a_search_term(tmp_path):
+    p = tmp_path / "lines.jsonl"
+    p.write_text(json.dumps({"role": "user", "content": "first line\nsecond *line*\n\n```\ncode here\n```"}) + "\n")
+    app = SessionViewApp(p, clock=fixed_clock)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        text = entry_text(screen, 1).split("\n")
+        assert text[1:3] == ["first line", "second line"]  # a newline is a line break, as in a chat
+        await pilot.press("slash", *"here", "enter")
+        await wait_for(pilot, lambda: "at #1" in screen.search_status)
+        t = screen.transcript
+        match = t._get_palette()["transcript--match"]
+        code = next(s for s in t.entry_lines(0) if "code here" in s.text)
+        assert any(seg.text == "here" and seg.style is not None and seg.style.bgcolor == match.bgcolor for seg in code)

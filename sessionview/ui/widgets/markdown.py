@@ -3,7 +3,8 @@
 - The source is escaped (:func:`~sessionview.core.text.escape_control`) before it is parsed, and every drawn
   segment is escaped again afterwards: markdown-it decodes entities such as ``&#x202e;``, so a control or
   bidi character could appear only after parsing.
-- Raw HTML is not interpreted (``html: False``): ``<b>`` stays the text ``<b>``, nothing is hidden.
+- Raw HTML is not interpreted (``html: False``): ``<b>`` stays the text ``<b>``, nothing is hidden. A newline
+  inside a paragraph is a line break, as in a chat.
 - Links are drawn as their text and their URL in plain text (``hyperlinks=False``), never as OSC 8
   hyperlinks; any link or meta (Textual ``@click``) on a segment's style is removed.
 - Nothing is parsed as Textual or Rich markup: Rich's Markdown builds ``Text`` objects from plain strings.
@@ -12,7 +13,13 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from markdown_it import MarkdownIt
+from pygments.lexer import Lexer
+from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
+from pygments.lexers.special import TextLexer
+from pygments.util import ClassNotFound
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markdown import CodeBlock, Markdown
 from rich.segment import Segment
@@ -27,22 +34,72 @@ from sessionview.core.text import escape_control
 SOURCE_LINE_BUDGET = 2  # source lines parsed per display line asked for (Markdown adds blank lines)
 
 
+@lru_cache(maxsize=256)
+def lexer_named(name: str) -> Lexer:
+    """The pygments lexer called ``name`` (a code fence's info), plain text when there is none. Cached: pygments
+    looks an unknown name up in every lexer it has, which costs a tenth of a second each time."""
+    try:
+        return get_lexer_by_name(name[:40]) if name and name != "text" else TextLexer()
+    except ClassNotFound:
+        return TextLexer()
+
+
+@lru_cache(maxsize=256)
+def _lexer_for_extension(ext: str) -> Lexer:
+    try:
+        return get_lexer_for_filename("x" + ext) if ext else TextLexer()
+    except ClassNotFound:
+        return TextLexer()
+
+
+def lexer_for_path(path: str) -> Lexer:
+    """The lexer for a file name, by its extension (or its whole name: ``Makefile``), cached."""
+    base = path.replace("\\", "/").rsplit("/", 1)[-1]
+    ext = ("." + base.rsplit(".", 1)[1]) if "." in base.lstrip(".") else base
+    if not ext.startswith("."):
+        return _lexer_for_name_of_file(base)
+    return _lexer_for_extension(ext.lower()[:20])
+
+
+@lru_cache(maxsize=64)
+def _lexer_for_name_of_file(base: str) -> Lexer:
+    try:
+        return get_lexer_for_filename(base[:40]) if base else TextLexer()
+    except ClassNotFound:
+        return TextLexer()
+
+
 class _Code(CodeBlock):
     """A code fence or an indented block: highlighted, folded at the width, on the transcript's background."""
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         code = str(self.text).rstrip()
-        yield Syntax(code, self.lexer_name, theme=self.theme, word_wrap=True, background_color="default", padding=(0, 1))
+        yield Syntax(code, lexer_named(self.lexer_name), theme=self.theme, word_wrap=True, background_color="default", padding=(0, 1))
 
 
 class SafeMarkdown(Markdown):
     elements = {**Markdown.elements, "fence": _Code, "code_block": _Code}
 
-    def __init__(self, markup: str, code_theme: str) -> None:
-        super().__init__("", code_theme=code_theme, hyperlinks=False)
+    def __init__(self, markup: str, code_theme: str) -> None:  # Markdown's own __init__ builds a parser each time
         self.markup = markup
-        parser = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
-        self.parsed = parser.parse(markup)
+        self.parsed = _parser().parse(markup)
+        for token in self.parsed:  # a newline is a line break (markdown-it's "breaks" only changes its HTML)
+            for child in token.children or ():
+                if child.type == "softbreak":
+                    child.type = "hardbreak"
+        self.code_theme = code_theme
+        self.justify = None
+        self.style = "none"
+        self.hyperlinks = False
+        self.inline_code_lexer = None
+        self.inline_code_theme = code_theme
+
+
+@lru_cache(maxsize=1)
+def _parser() -> MarkdownIt:
+    """CommonMark with tables and strikethrough; raw HTML shown as text; a newline is a line break, as in a chat
+    (an agent's or a person's line structure is kept). Built once: it costs a millisecond."""
+    return MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
 
 
 def safe_segment(seg: Segment) -> Segment | None:

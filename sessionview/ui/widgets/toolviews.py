@@ -20,7 +20,7 @@ from sessionview.core.doc.model import ToolCall, ToolResult
 from sessionview.core.text import escape_control
 from sessionview.core.view import tools as T
 from sessionview.core.view.humanize import human_size
-from sessionview.ui.widgets.markdown import safe_segment
+from sessionview.ui.widgets.markdown import lexer_for_path, safe_segment
 from sessionview.ui.widgets.paint import Canvas, more_note, one_line
 
 CALL_LINES = 60  # lines of a call's body when its record is unfolded (enter)
@@ -53,10 +53,7 @@ def code_lines(p: Canvas, code: str, path: str, indent: int, max_lines: int, sta
     if lines and lines[-1] == "":
         lines.pop()
     shown = lines[:max_lines]
-    try:
-        lexer = Syntax.guess_lexer(path) if path else "text"
-    except Exception:
-        lexer = "text"
+    lexer = lexer_for_path(path)
     syntax = Syntax(
         "\n".join(escape_control(x).expandtabs(4) for x in shown),
         lexer,
