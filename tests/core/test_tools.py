@@ -144,6 +144,9 @@ def test_results_exit_codes_and_errors():
     assert T.result_info(ToolResult("a", "fine"), **cmd) == T.ResultInfo("fine", False, None)
     assert T.result_info(ToolResult("a", "x\n\nCommand exited with code 1", is_error=True), **cmd) == T.ResultInfo("x", True, 1)  # pi
     assert T.result_info(ToolResult("a", "Exit code: 0\nWall time: 0.1 seconds\nOutput:\nhello"), **cmd) == T.ResultInfo("hello", False, 0)  # Codex
+    codex_exec = "Chunk ID: 4f1a\nWall time: 0.05 seconds\nProcess exited with code 2\nOriginal token count: 3\nOutput:\nno such file"
+    assert T.result_info(ToolResult("a", codex_exec), **cmd) == T.ResultInfo("no such file", True, 2)
+    assert T.result_info(ToolResult("a", "Exit code 1\nboom", is_error=True), **cmd) == T.ResultInfo("boom", True, 1)  # Claude Code Bash
     gem = T.result_info(ToolResult("a", "Command: ls /x\nOutput: ls: /x: No such file\nExit Code: 1\nSignal: 0"), **cmd)
     assert gem.exit_code == 1 and gem.error and "Exit Code: 1" in gem.text  # Gemini: the text is kept whole
     wrapped = T.result_info(ToolResult("a", "<tool_use_error>File does not exist.</tool_use_error>"))

@@ -322,7 +322,8 @@ _WRAPPER = re.compile(r"^\s*<(tool_use_error|error)>(.*)</\1>\s*$", re.S)
 _EXIT_PATTERNS = (
     re.compile(r"\n?\[exit code: (-?\d+)\]\s*$"),  # Brute shell
     re.compile(r"\n*Command exited with code (-?\d+)\s*$"),  # pi bash
-    re.compile(r"^Exit code:? (-?\d+)\n(?:Wall time: [^\n]*\n)?(?:Output:\n)?"),  # Codex exec, Claude Code Bash
+    re.compile(r"^(?:Error: )?Exit code:? (-?\d+)\n(?:Wall time: [^\n]*\n)?(?:Output:\n)?"),  # Codex shell, Claude Code Bash
+    re.compile(r"^(?:Chunk ID: [^\n]*\n)?(?:Wall time: [^\n]*\n)?Process exited with code (-?\d+)\n(?:Original token count: [^\n]*\n)?(?:Output:\n)?"),  # Codex exec_command
     re.compile(r"(?:\n|\\n)Exit Code: (-?\d+)(?=\n|\\n|$)"),  # Gemini CLI run_shell_command (some write "\\n")
 )
 
@@ -341,7 +342,7 @@ def result_info(result: ToolResult, command: bool = False) -> ResultInfo:
             found = pattern.search(text)
             if found:
                 code = int(found.group(1))
-                if pattern is not _EXIT_PATTERNS[3]:
+                if pattern is not _EXIT_PATTERNS[-1]:
                     text = text[: found.start()] + text[found.end() :]
                 break
         if code is not None and code != 0:

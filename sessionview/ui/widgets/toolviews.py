@@ -136,10 +136,10 @@ def call_body(p: Canvas, call: ToolCall, r: T.Rendering, term: str) -> list[Stri
         head = p.wrap(Text(f"write {escape_control(r.path, one_line=True)} · {size}", style=pal["transcript--tool-name"]), INDENT)[0]
         return head + code_lines(p, r.content, r.path, INDENT, CALL_LINES, hint=hint)
     if isinstance(r, T.FileEdit):
-        head: list[Strip] = []
+        title: list[Strip] = []
         if r.path:
-            head = p.wrap(Text(f"edit {escape_control(r.path, one_line=True)}  +{r.added} −{r.removed}", style=pal["transcript--tool-name"]), INDENT)[0]
-        return head + diff_lines(p, r.diff, INDENT, CALL_LINES * 4, hint)
+            title = p.wrap(Text(f"edit {escape_control(r.path, one_line=True)}  +{r.added} −{r.removed}", style=pal["transcript--tool-name"]), INDENT)[0]
+        return title + diff_lines(p, r.diff, INDENT, CALL_LINES * 4, hint)
     if isinstance(r, T.FileRead):
         where = ""
         if r.start or r.limit:
