@@ -32,6 +32,8 @@ from textual.strip import Strip
 from sessionview.core.text import escape_control
 
 SOURCE_LINE_BUDGET = 2  # source lines parsed per display line asked for (Markdown adds blank lines)
+MAX_SOURCE_LINES = 400  # at most this much of a message is drawn as Markdown, even unfolded (m shows it all raw)
+MAX_SOURCE_CHARS = 48_000
 
 
 @lru_cache(maxsize=256)
@@ -150,12 +152,16 @@ def markdown_lines(
 ) -> tuple[list[Strip], str]:
     """``text`` as Markdown at ``width``, at most ``max_lines`` lines, and the part of the source that was
     not drawn ("" when all of it was)."""
-    budget = max_lines * SOURCE_LINE_BUDGET
-    source_lines = text.split("\n")
-    head = "\n".join(source_lines[:budget])
-    char_budget = max_lines * max(width, 10) * SOURCE_LINE_BUDGET
-    if len(head) > char_budget:
-        head = head[:char_budget]
+    lines_budget = min(max_lines * SOURCE_LINE_BUDGET, MAX_SOURCE_LINES)
+    char_budget = min(max_lines * max(width, 10) * SOURCE_LINE_BUDGET, MAX_SOURCE_CHARS)
+    end = 0
+    for _ in range(lines_budget):  # the first lines, without splitting a text of megabytes
+        found = text.find("\n", end, char_budget + 1)
+        if found < 0:
+            end = len(text)
+            break
+        end = found + 1
+    head = text[: min(end, char_budget)].rstrip("\n") if end < len(text) else text[:char_budget]
     rest = text[len(head) :]
     md = SafeMarkdown(escape_control(head), code_theme)
     options = console.options.update(width=max(10, width), height=None)
