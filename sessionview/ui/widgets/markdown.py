@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from markdown_it import MarkdownIt
@@ -69,6 +70,17 @@ def _lexer_for_name_of_file(base: str) -> Lexer:
         return get_lexer_for_filename(base[:40]) if base else TextLexer()
     except ClassNotFound:
         return TextLexer()
+
+
+#: what can make a text more than paragraphs: inline marks, links, HTML, entities, escapes, headings, quotes,
+#: tables, lists, rules and indented code
+_SYNTAX = re.compile(r"[`*_#\[\]|>~<&\\]|^(?: {4}|\t)|^ {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)|^ {0,3}(?:-{2,}|={2,})[ \t]*$", re.M)
+
+
+def needs_markdown(text: str, limit: int = MAX_SOURCE_CHARS) -> bool:
+    """Whether the start of ``text`` has any Markdown syntax; plain paragraphs are drawn as they are (the same
+    lines, at a sixth of the cost)."""
+    return _SYNTAX.search(text, 0, limit) is not None
 
 
 class _Code(CodeBlock):
