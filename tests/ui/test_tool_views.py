@@ -222,3 +222,12 @@ async def test_markdown_keeps_line_breaks_and_highlights_a_search_term(tmp_path)
         match = t._get_palette()["transcript--match"]
         code = next(s for s in t.entry_lines(0) if "code here" in s.text)
         assert any(seg.text == "here" and seg.style is not None and seg.style.bgcolor == match.bgcolor for seg in code)
+
+
+def test_plain_paragraphs_skip_the_markdown_renderer():
+    from sessionview.ui.widgets.markdown import needs_markdown
+
+    for plain in ("message number 5", "plain\n\nprose, with punctuation!? (yes) 50% off: \"q\"", "a = b"):
+        assert not needs_markdown(plain)
+    for md in ("a *b*", "- item", "1. x", "    code", "a\n---", "x_y", "`x`", "# h", "> q", "| a |", "&amp;", "<b>"):
+        assert needs_markdown(md), md
