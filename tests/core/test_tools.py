@@ -136,6 +136,11 @@ def test_unknown_tools_are_json_with_multiline_strings_as_blocks():
 def test_generic_lines_are_capped_and_counted():
     g = T.generic({"text": "\n".join(str(i) for i in range(100))}, cap=10)
     assert len(g.lines) == 10 and g.more > 0
+    deep: object = 1
+    for _ in range(5000):
+        deep = [deep]
+    lines = T.classify(ToolCall("d", "x", {"a": deep})).lines  # no RecursionError
+    assert any("nested too deeply" in line.text for line in lines) and len(lines) < 200
 
 
 def test_results_exit_codes_and_errors():

@@ -280,8 +280,14 @@ def _scalar(value: Any) -> str:
         return repr(value)
 
 
+MAX_DEPTH = 64
+
+
 def _walk(value: Any, indent: int, prefix: str, comma: str, out: list[JsonLine], cap: int) -> None:
     if len(out) >= cap:
+        return
+    if indent > 2 * MAX_DEPTH and isinstance(value, (dict, list)) and value:
+        out.append(JsonLine(indent, prefix + "… (nested too deeply to show here; i shows the record)" + comma))
         return
     if isinstance(value, dict) and value:
         out.append(JsonLine(indent, prefix + "{"))
