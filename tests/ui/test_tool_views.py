@@ -148,7 +148,7 @@ async def test_m_toggles_markdown_and_raw_text(tmp_path):
         assert "FAILED tests/test_greet.py::test_hello" in entry_text(screen, 3)
 
 
-async def test_m_has_a_binding_id_and_is_in_the_footer(tmp_path):
+async def test_m_has_a_binding_id_and_is_in_the_help(tmp_path):
     from sessionview.ui.keymap import binding_ids
 
     assert "transcript.markdown" in binding_ids()
@@ -156,7 +156,12 @@ async def test_m_has_a_binding_id_and_is_in_the_footer(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         screen = await opened(pilot)
         keys = {b.key: b for _, b, *_ in screen.active_bindings.values()}
-        assert keys["m"].description == "Markdown" and keys["m"].show
+        assert keys["m"].description == "Markdown" and keys["m"].id == "transcript.markdown"
+        await pilot.press("question_mark")
+        await pilot.pause()
+        from uihelpers import all_text
+
+        assert any("Markdown" in line and "transcript.markdown" in line for line in all_text(app).splitlines())
 
 
 def _hostile_markdown(tmp_path: Path) -> Path:

@@ -74,7 +74,7 @@ class TranscriptView(Widget, can_focus=True):
         Binding("enter,o", "toggle_fold", "Fold/unfold", id="transcript.fold"),
         Binding("O", "toggle_fold_all", "Unfold all", show=False, id="transcript.fold-all"),
         Binding("F", "follow", "Follow", show=False, id="transcript.follow"),
-        Binding("m", "toggle_markdown", "Markdown", tooltip="show message text as Markdown or as its raw text", id="transcript.markdown"),
+        Binding("m", "toggle_markdown", "Markdown", show=False, tooltip="show message text as Markdown or as its raw text", id="transcript.markdown"),
     ]
 
     CursorMoved = msg.CursorMoved
