@@ -9,6 +9,9 @@
   hyperlinks; any link or meta (Textual ``@click``) on a segment's style is removed.
 - Nothing is parsed as Textual or Rich markup: Rich's Markdown builds ``Text`` objects from plain strings.
 - Code fences are highlighted by Rich Syntax (pygments), with the transcript's background.
+
+markdown-it-py, Rich's Markdown and pygments are imported when the first Markdown text or code is drawn, not
+when the app starts (a screen of plain messages never loads them).
 """
 
 from __future__ import annotations
@@ -16,19 +19,17 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from markdown_it import MarkdownIt
-from pygments.lexer import Lexer
-from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
-from pygments.lexers.special import TextLexer
-from pygments.util import ClassNotFound
+from typing import TYPE_CHECKING, Any
+
 from rich.console import Console, ConsoleOptions, RenderResult
-from rich.markdown import CodeBlock, Markdown
 from rich.segment import Segment
 from rich.style import Style
-from rich.syntax import Syntax
 from rich.text import Text
 from rich.theme import Theme
 from textual.strip import Strip
+
+if TYPE_CHECKING:
+    from pygments.lexer import Lexer
 
 from sessionview.core.text import escape_control
 
@@ -41,6 +42,10 @@ MAX_SOURCE_CHARS = 48_000
 def lexer_named(name: str) -> Lexer:
     """The pygments lexer called ``name`` (a code fence's info), plain text when there is none. Cached: pygments
     looks an unknown name up in every lexer it has, which costs a tenth of a second each time."""
+    from pygments.lexers import get_lexer_by_name
+    from pygments.lexers.special import TextLexer
+    from pygments.util import ClassNotFound
+
     try:
         return get_lexer_by_name(name[:40]) if name and name != "text" else TextLexer()
     except ClassNotFound:
@@ -49,6 +54,10 @@ def lexer_named(name: str) -> Lexer:
 
 @lru_cache(maxsize=256)
 def _lexer_for_extension(ext: str) -> Lexer:
+    from pygments.lexers import get_lexer_for_filename
+    from pygments.lexers.special import TextLexer
+    from pygments.util import ClassNotFound
+
     try:
         return get_lexer_for_filename("x" + ext) if ext else TextLexer()
     except ClassNotFound:
@@ -66,6 +75,10 @@ def lexer_for_path(path: str) -> Lexer:
 
 @lru_cache(maxsize=64)
 def _lexer_for_name_of_file(base: str) -> Lexer:
+    from pygments.lexers import get_lexer_for_filename
+    from pygments.lexers.special import TextLexer
+    from pygments.util import ClassNotFound
+
     try:
         return get_lexer_for_filename(base[:40]) if base else TextLexer()
     except ClassNotFound:
@@ -83,37 +96,40 @@ def needs_markdown(text: str, limit: int = MAX_SOURCE_CHARS) -> bool:
     return _SYNTAX.search(text, 0, limit) is not None
 
 
-class _Code(CodeBlock):
-    """A code fence or an indented block: highlighted, folded at the width, on the transcript's background."""
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        code = str(self.text).rstrip()
-        yield Syntax(code, lexer_named(self.lexer_name), theme=self.theme, word_wrap=True, background_color="default", padding=(0, 1))
-
-
-class SafeMarkdown(Markdown):
-    elements = {**Markdown.elements, "fence": _Code, "code_block": _Code}
-
-    def __init__(self, markup: str, code_theme: str) -> None:  # Markdown's own __init__ builds a parser each time
-        self.markup = markup
-        self.parsed = _parser().parse(markup)
-        for token in self.parsed:  # a newline is a line break (markdown-it's "breaks" only changes its HTML)
-            for child in token.children or ():
-                if child.type == "softbreak":
-                    child.type = "hardbreak"
-        self.code_theme = code_theme
-        self.justify = None
-        self.style = "none"
-        self.hyperlinks = False
-        self.inline_code_lexer = None
-        self.inline_code_theme = code_theme
-
-
 @lru_cache(maxsize=1)
-def _parser() -> MarkdownIt:
-    """CommonMark with tables and strikethrough; raw HTML shown as text; a newline is a line break, as in a chat
-    (an agent's or a person's line structure is kept). Built once: it costs a millisecond."""
-    return MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
+def _renderer() -> Any:
+    """The Markdown renderable class (built on first use: it imports markdown-it-py and Rich's Markdown)."""
+    from markdown_it import MarkdownIt
+    from rich.markdown import CodeBlock, Markdown
+    from rich.syntax import Syntax
+
+    parser = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
+
+    class Code(CodeBlock):
+        """A code fence or an indented block: highlighted, folded at the width, on the transcript's background."""
+
+        def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+            code = str(self.text).rstrip()
+            yield Syntax(code, lexer_named(self.lexer_name), theme=self.theme, word_wrap=True, background_color="default", padding=(0, 1))
+
+    class SafeMarkdown(Markdown):
+        elements = {**Markdown.elements, "fence": Code, "code_block": Code}
+
+        def __init__(self, markup: str, code_theme: str) -> None:  # Markdown's own __init__ builds a parser each time
+            self.markup = markup
+            self.parsed = parser.parse(markup)
+            for token in self.parsed:  # a newline is a line break, as in a chat
+                for child in token.children or ():
+                    if child.type == "softbreak":
+                        child.type = "hardbreak"
+            self.code_theme = code_theme
+            self.justify = None
+            self.style = "none"
+            self.hyperlinks = False
+            self.inline_code_lexer = None
+            self.inline_code_theme = code_theme
+
+    return SafeMarkdown
 
 
 def safe_segment(seg: Segment) -> Segment | None:
@@ -175,7 +191,7 @@ def markdown_lines(
         end = found + 1
     head = text[: min(end, char_budget)].rstrip("\n") if end < len(text) else text[:char_budget]
     rest = text[len(head) :]
-    md = SafeMarkdown(escape_control(head), code_theme)
+    md = _renderer()(escape_control(head), code_theme)
     options = console.options.update(width=max(10, width), height=None)
     if theme is not None:
         console.push_theme(theme)

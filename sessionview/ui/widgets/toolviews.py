@@ -12,7 +12,6 @@ from typing import Any
 
 from rich.segment import Segment
 from rich.style import Style
-from rich.syntax import Syntax
 from rich.text import Text
 from textual.strip import Strip
 
@@ -53,6 +52,8 @@ def code_lines(p: Canvas, code: str, path: str, indent: int, max_lines: int, sta
     if lines and lines[-1] == "":
         lines.pop()
     shown = lines[:max_lines]
+    from rich.syntax import Syntax  # with pygments: loaded when the first code is drawn
+
     lexer = lexer_for_path(path)
     syntax = Syntax(
         "\n".join(escape_control(x).expandtabs(4) for x in shown),
