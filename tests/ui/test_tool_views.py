@@ -9,6 +9,7 @@ from pathlib import Path
 from sessionview.ui.app import SessionViewApp
 from sessionview.ui.screens.session import SessionScreen
 from sessionview.ui.widgets.blocks import plain_lines
+from sessionview.ui.widgets import markdown
 from uihelpers import FIXTURES, SIZE, fixed_clock, place, wait_for
 
 VIEWS = FIXTURES / "views"
@@ -236,3 +237,22 @@ def test_plain_paragraphs_skip_the_markdown_renderer():
         assert not needs_markdown(plain)
     for md in ("a *b*", "- item", "1. x", "    code", "a\n---", "x_y", "`x`", "# h", "> q", "| a |", "&amp;", "<b>"):
         assert needs_markdown(md), md
+
+
+async def test_text_is_plain_until_the_markdown_renderer_has_loaded_then_redrawn(tmp_path, monkeypatch):
+    import threading
+
+    import sessionview.ui.widgets.transcript as transcript_module
+
+    loaded: list = []
+    monkeypatch.setattr(markdown._READY, "is_set", lambda: False)
+    monkeypatch.setattr(transcript_module, "warm_up", loaded.append)
+    app = SessionViewApp(place(VIEWS / "tools-brute.jsonl", tmp_path, 60), clock=fixed_clock)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        assert len(loaded) == 1  # the transcript asked for the renderer when it was mounted
+        assert "## What changed" in entry_text(screen, 14)  # meanwhile: the text as it is
+        monkeypatch.undo()
+        threading.Thread(target=loaded[0]).start()  # the renderer has loaded: the thread says so
+        await wait_for(pilot, lambda: "## What changed" not in entry_text(screen, 14), what="Markdown")
+        assert "What changed" in entry_text(screen, 14) and screen.transcript.markdown

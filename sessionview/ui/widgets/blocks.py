@@ -21,7 +21,7 @@ from sessionview.core.view import tools as T
 from sessionview.core.view.humanize import human_count, human_size
 from sessionview.core.view.stats import view_tokens
 from sessionview.ui.widgets import toolviews
-from sessionview.ui.widgets.markdown import markdown_lines, markdown_theme, needs_markdown
+from sessionview.ui.widgets.markdown import markdown_lines, markdown_ready, markdown_theme, needs_markdown
 from sessionview.ui.widgets.paint import (  # noqa: F401  (re-exported: other widgets import them from here)
     COMPONENT_RULES,
     COMPONENTS,
@@ -140,7 +140,7 @@ class Painter(Canvas):
         if v.reasoning:
             out.extend(self._reasoning(e))
         if text and not is_result:
-            if e.markdown and (v.role or "") in MARKDOWN_ROLES and needs_markdown(text):
+            if e.markdown and (v.role or "") in MARKDOWN_ROLES and needs_markdown(text) and markdown_ready():
                 out.extend(self._markdown(text, limit_lines, e))
             else:
                 out.extend(self._text(text, pal.base, limit_lines, e))

@@ -10,16 +10,18 @@
 - Nothing is parsed as Textual or Rich markup: Rich's Markdown builds ``Text`` objects from plain strings.
 - Code fences are highlighted by Rich Syntax (pygments), with the transcript's background.
 
-markdown-it-py, Rich's Markdown and pygments are imported when the first Markdown text or code is drawn, not
-when the app starts (a screen of plain messages never loads them).
+markdown-it-py and Rich's Markdown load in a thread while the first screen is drawn (:func:`warm_up`; until
+then text is drawn plain, then redrawn), and pygments when the first code is drawn: the renderers do not
+delay the first screen.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 from functools import lru_cache
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.segment import Segment
@@ -96,6 +98,32 @@ def needs_markdown(text: str, limit: int = MAX_SOURCE_CHARS) -> bool:
     return _SYNTAX.search(text, 0, limit) is not None
 
 
+_READY = threading.Event()
+
+
+def markdown_ready() -> bool:
+    """Whether the Markdown renderer is loaded (see :func:`warm_up`)."""
+    return _READY.is_set()
+
+
+def load() -> None:
+    """Load the Markdown renderer now (tests, scripts)."""
+    _renderer()
+
+
+def warm_up(done: Callable[[], None]) -> None:
+    """Load the Markdown renderer in a thread, then call ``done`` (from that thread)."""
+
+    def run() -> None:
+        _renderer()
+        try:
+            done()
+        except RuntimeError:  # the app ended meanwhile
+            pass
+
+    threading.Thread(target=run, name="markdown-warm-up", daemon=True).start()
+
+
 @lru_cache(maxsize=1)
 def _renderer() -> Any:
     """The Markdown renderable class (built on first use: it imports markdown-it-py and Rich's Markdown)."""
@@ -129,6 +157,7 @@ def _renderer() -> Any:
             self.inline_code_lexer = None
             self.inline_code_theme = code_theme
 
+    _READY.set()
     return SafeMarkdown
 
 

@@ -31,6 +31,7 @@ from sessionview.ui.widgets.blocks import COMPONENT_RULES, COMPONENTS, Links, Pa
 from sessionview.ui.widgets import anchors
 from sessionview.ui.widgets.anchors import Anchor
 from sessionview.ui.widgets.entries import EntryCache, new_marker
+from sessionview.ui.widgets.markdown import markdown_ready, warm_up
 from sessionview.ui.widgets.scrollbar import RecordScrollbar
 
 GUTTER = 2
@@ -391,11 +392,13 @@ class TranscriptView(Widget, can_focus=True):
             self._ensure_visible(self.cursor)
         self.refresh()
 
-    def action_toggle_markdown(self) -> None:
-        self.markdown = not self.markdown
+    def action_toggle_markdown(self, toggle: bool = True) -> None:
+        """``m``: Markdown or raw text; without ``toggle``, redraw (the Markdown renderer has loaded)."""
+        self.markdown = not self.markdown if toggle else self.markdown
         self._entries.lines.clear()
         self._after_fold()
-        self.notify("Markdown" if self.markdown else "raw text", timeout=2, markup=False)
+        if toggle:
+            self.notify("Markdown" if self.markdown else "raw text", timeout=2, markup=False)
 
     def set_term(self, term: str) -> None:
         if term != self.term:
@@ -443,6 +446,10 @@ class TranscriptView(Widget, can_focus=True):
         self.refresh()
 
     # -- events -------------------------------------------------------------------------------------
+    def on_mount(self) -> None:
+        if not markdown_ready():  # text is drawn plain until the Markdown renderer is loaded, then redrawn
+            warm_up(lambda: self.app.call_from_thread(self.action_toggle_markdown, False))
+
     def on_resize(self, event: events.Resize) -> None:
         self._layout = None
         if self.follow:
