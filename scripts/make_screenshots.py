@@ -26,6 +26,10 @@ sys.path.insert(0, str(ROOT))
 
 NOW = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 
+from sessionview.ui.widgets import markdown  # noqa: E402
+
+markdown.load()  # Markdown from the first frame, as the app shows it once its renderer has loaded
+
 
 def clock() -> float:
     return NOW

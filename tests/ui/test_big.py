@@ -88,7 +88,7 @@ async def test_long_and_oversized_lines_do_not_stall(tmp_path):
         assert time.monotonic() - t0 < 5
         t = screen.transcript
         last = "\n".join(plain_lines(t.entry_lines(2)))
-        assert "more bytes" in last and "enter expands" in last
+        assert "5.7 MB more" in last and "enter expands" in last
         assert len(t.entry_lines(2)) < 50
         assert screen.model.view(2).kind is Kind.INVALID and screen.model.view(2).label == "oversized"
         two = "\n".join(plain_lines(t.entry_lines(1)))

@@ -283,14 +283,14 @@ async def test_keys_help_and_palette_list_the_editing_actions(brute):
 
 async def test_the_keymap_rebinds_the_editing_actions(brute, tmp_path, monkeypatch):
     cfg = tmp_path / "config.toml"
-    cfg.write_text('[keymap]\nedit = "ctrl+e"\ndelete = "x"\nmark_range = "m"\ncompact = "C"\nundo = "ctrl+z"\n')
+    cfg.write_text('[keymap]\nedit = "ctrl+e"\ndelete = "x"\nmark_range = "V"\ncompact = "C"\nundo = "ctrl+z"\n')
     monkeypatch.setenv("SESSIONVIEW_CONFIG", str(cfg))
     app = make_app(brute)
     async with app.run_test(size=SIZE) as pilot:
         screen = await opened(pilot)
         footer = all_text(app).splitlines()[-1]
-        assert "^e Edit" in footer and "x Delete" in footer and "m Mark range" in footer
-        await pilot.press("G", "m")
+        assert "^e Edit" in footer and "x Delete" in footer and "V Mark range" in footer
+        await pilot.press("G", "V")
         assert screen.transcript.range_anchor == 11
         await pilot.press("escape")
         await pilot.press("ctrl+e")

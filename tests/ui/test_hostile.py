@@ -42,7 +42,7 @@ async def test_hostile_content_shows_literally_and_does_nothing(tmp_path):
         text = all_text(app)
         assert "[@click=app.quit]x[/] and [/b] and \\x1b]52;c;ZXZpbA==\\x07 osc52" in text
         assert "\\x1b[31mred\\x1b[0m" in text and "\\u202eevil" in text and "\\x9b2J" in text
-        assert "[b]shell[/b]" in text and "cmd=[@click=app.quit]q[/]" in text
+        assert "[b]shell[/b]" in text and "$ [@click=app.quit]q[/]" in text  # a "shell" call: its command
         assert no_raw_controls(text)
         # every drawn segment of every entry is free of control characters
         t = screen.transcript

@@ -69,7 +69,7 @@ async def test_cursor_keys_first_last_and_goto(brute):
         await wait_for(pilot, lambda: t.cursor_number == 11)
 
 
-async def test_tool_call_folds_to_one_line_and_unfolds_to_json(brute):
+async def test_tool_call_folds_to_one_line_and_unfolds_to_its_command_and_result(brute):
     app = make_app(brute)
     async with app.run_test(size=SIZE) as pilot:
         screen = await opened(pilot)
@@ -77,11 +77,13 @@ async def test_tool_call_folds_to_one_line_and_unfolds_to_json(brute):
         await pilot.press("colon", "2", "enter")
         await wait_for(pilot, lambda: t.cursor_number == 2)
         folded = entry_text(screen, 2)
-        assert "▸ shell  command=ls -la" in folded and "→ #3" in folded
+        assert "▸ shell  $ ls -la" in folded and "→ #3" in folded
         assert '"command"' not in folded
         await pilot.press("enter")
         unfolded = entry_text(screen, 2)
-        assert "▾ shell" in unfolded and '"command": "ls -la"' in unfolded
+        assert "▾ shell" in unfolded and "$ ls -la" in unfolded
+        # the result is drawn right under the call, with the number of its record
+        assert "└ result #3" in unfolded and "notes-日本語.txt" in unfolded.split("└ result #3")[1]
         await pilot.press("enter")
         assert entry_text(screen, 2) == folded
 

@@ -17,6 +17,7 @@ from sessionview.core.doc.branches import label as branch_label
 from sessionview.core.doc.model import Kind, View
 from sessionview.core.doc.pairing import Pairing
 from sessionview.core.text import approx_tokens, decode_for_display, escape_control, plural
+from sessionview.core.view.tools import generic
 
 INDENT = "    "
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
@@ -58,6 +59,16 @@ def pretty(value: Any) -> str:
         text = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
     except (TypeError, orjson.JSONEncodeError):
         text = json.dumps(_finite(value), indent=2, ensure_ascii=False)
+    return text
+
+
+def arguments_text(value: Any) -> str:
+    """A call's arguments as pretty JSON, except that a string with newlines is a block of text (each of its
+    lines after ``| ``), not an escaped JSON string."""
+    g = generic(value)
+    text = "\n".join(" " * line.indent + (("| " + line.text if line.text else "|") if line.block else line.text) for line in g.lines)
+    if g.more:
+        text += f"\n… {plural(g.more, 'more line')}"
     return text
 
 
@@ -158,7 +169,7 @@ def _view_text(view: View, pairing: Pairing | None) -> str:
         if args is None and call.raw_arguments is not None:
             lines.append(_indent(esc(call.raw_arguments), INDENT * 2))
         else:
-            lines.append(_indent(esc(pretty(args)), INDENT * 2))
+            lines.append(_indent(esc(arguments_text(args)), INDENT * 2))
     for p in view.problems:
         lines.append(f"{INDENT}!! {esc(p.kind, one_line=True)}: {esc(p.message, one_line=True)}")
     return "\n".join(lines)

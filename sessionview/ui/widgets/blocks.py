@@ -9,119 +9,39 @@ note saying how much is hidden.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable
 
-from rich.console import Console
-from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.strip import Strip
-from textual.widget import Widget
 
-from sessionview.ui.wording import compaction_label, plural, problem_text
 from sessionview.core.doc.branches import label as branch_label
-from sessionview.core.doc.model import Kind, View
-from sessionview.core.view.render import pretty
+from sessionview.core.doc.model import Kind, ToolCall, ToolResult, View
 from sessionview.core.tail import Pending
-from sessionview.core.text import approx_tokens, decode_for_display, escape_control
+from sessionview.core.text import approx_tokens, decode_for_display
+from sessionview.core.view import tools as T
 from sessionview.core.view.humanize import human_count, human_size
 from sessionview.core.view.stats import view_tokens
-
-#: the colours of the transcript's component classes, shared by every widget that paints entries
-COMPONENT_RULES = """
-        & > .transcript--user { color: $text-primary; }
-        & > .transcript--assistant { color: $text-success; }
-        & > .transcript--tool { color: $text-warning; }
-        & > .transcript--system { color: $text-secondary; }
-        & > .transcript--role { color: $text-accent; }
-        & > .transcript--dim { color: $text-muted; }
-        & > .transcript--reasoning { color: $text-muted; text-style: italic; }
-        & > .transcript--invalid { color: $text-error; }
-        & > .transcript--warning { color: $text-warning; }
-        & > .transcript--meta { color: $text-muted; }
-        & > .transcript--compaction { color: $text-secondary; }
-        & > .transcript--tool-name { color: $text-warning; }
-        & > .transcript--link { color: $text-accent; }
-        & > .transcript--match { background: $warning 45%; color: $foreground; }
-        & > .transcript--pending { color: $text-muted; text-style: italic; }
-        & > .transcript--note { color: $text-muted; text-style: italic; }
-"""
-
-COMPONENTS = (
-    "transcript--user",
-    "transcript--assistant",
-    "transcript--tool",
-    "transcript--system",
-    "transcript--role",
-    "transcript--dim",
-    "transcript--reasoning",
-    "transcript--invalid",
-    "transcript--warning",
-    "transcript--meta",
-    "transcript--compaction",
-    "transcript--tool-name",
-    "transcript--link",
-    "transcript--match",
-    "transcript--pending",
-    "transcript--note",
-    "transcript--cursor",
-    "transcript--gutter-cursor",
-    "transcript--scrollbar",
-    "transcript--scrollbar-thumb",
-    "transcript--marker",
-    "transcript--range",
-    "transcript--gutter-range",
+from sessionview.ui.widgets import toolviews
+from sessionview.ui.widgets.markdown import markdown_lines, markdown_ready, markdown_theme, needs_markdown
+from sessionview.ui.widgets.paint import (  # noqa: F401  (re-exported: other widgets import them from here)
+    COMPONENT_RULES,
+    COMPONENTS,
+    ROLE_CLASS,
+    Canvas,
+    Palette,
+    more_note,
+    one_line,
+    plain_lines,
+    read_palette,
+    summarize_arguments,
 )
+from sessionview.ui.wording import compaction_label, plural, problem_text
 
-ROLE_CLASS = {
-    "user": "user",
-    "human": "user",
-    "assistant": "assistant",
-    "model": "assistant",
-    "ai": "assistant",
-    "tool": "tool",
-    "function": "tool",
-    "toolResult": "tool",
-    "system": "system",
-    "developer": "system",
-}
-
+MARKDOWN_ROLES = {"user", "human", "assistant", "model", "ai"}
 MESSAGE_LINES = 40  # display lines of a message before it is folded
 RESULT_LINES = 8  # display lines of a tool result before it is folded
 RAW_LINES = 3
 EXPANDED_LINES = 2000
-TAB = 4
-
-
-@dataclass
-class Palette:
-    """Rich styles for the transcript's parts, read from the widget's component classes."""
-
-    base: Style
-    styles: dict[str, Style] = field(default_factory=dict)
-
-    def __getitem__(self, name: str) -> Style:
-        return self.styles.get(name, Style())
-
-    def role(self, role: str | None) -> Style:
-        return self["transcript--" + ROLE_CLASS.get(role or "", "role")]
-
-
-def read_palette(widget: Widget, names: Iterable[str]) -> Palette:
-    """The styles of ``widget``'s component classes ``names``: colours in full (as the widget's
-    background resolves them), background and text style only where the class sets them."""
-    styles: dict[str, Style] = {}
-    for name in names:
-        full = widget.get_component_rich_style(name)
-        part = widget.get_component_rich_style(name, partial=True)
-        styles[name] = Style(
-            color=full.color,
-            bgcolor=full.bgcolor if part.bgcolor is not None else None,
-            bold=part.bold,
-            italic=part.italic,
-            underline=part.underline,
-        )
-    return Palette(Style(), styles)
 
 
 @dataclass(frozen=True)
@@ -144,144 +64,17 @@ class Entry:
     links: Links = Links()
     record_size: int | None = None
     when: str = ""  # its time: "+12:03" from the start, a gap before it, a call's duration (timing)
+    markdown: bool = True  # user and assistant text drawn as Markdown (m shows it raw)
+    results: dict[str, tuple[int | None, ToolResult]] = field(default_factory=dict)  # call id -> (line, result): drawn under the unfolded call
+    calls: dict[str, ToolCall] = field(default_factory=dict)  # result's call id -> the call (how to read the result)
 
 
 def number_label(number: int | None) -> str:
     return f"#{number:,}" if number is not None else "#…"
 
 
-def one_line(text: str, limit: int) -> str:
-    """A single-line, escaped summary of ``text`` at most ``limit`` characters long."""
-    s = escape_control(text[: limit * 4], one_line=True).replace("\\n", " ⏎ ")
-    s = " ".join(s.split())
-    return s if len(s) <= limit else s[: max(1, limit - 1)] + "…"
-
-
-def summarize_arguments(args: Any, limit: int = 80) -> str:
-    """``key=value`` pairs of a tool call's arguments, short."""
-    if isinstance(args, dict):
-        parts = []
-        for k, v in args.items():
-            if isinstance(v, str):
-                val = v
-            else:
-                try:
-                    import orjson
-
-                    val = orjson.dumps(v).decode()
-                except TypeError:
-                    val = repr(v)
-            parts.append(f"{k}={val[:limit]}")
-            if sum(map(len, parts)) > limit * 2:
-                break
-        return one_line("  ".join(parts), limit)
-    if args is None:
-        return ""
-    if isinstance(args, str):
-        return one_line(args, limit)
-    try:
-        import orjson
-
-        return one_line(orjson.dumps(args).decode(), limit)
-    except TypeError:
-        return one_line(repr(args), limit)
-
-
-class Painter:
+class Painter(Canvas):
     """Renders entries at a width with a palette. Stateless apart from its settings."""
-
-    def __init__(self, palette: Palette, console: Console, width: int) -> None:
-        self.pal = palette
-        self.console = console
-        self.width = max(10, width)
-
-    # -- primitives -------------------------------------------------------------------------------
-    def strip(self, text: Text, width: int | None = None) -> Strip:
-        width = self.width if width is None else width
-        if text.spans or not text.style:
-            segments = list(text.render(self.console, end=""))
-        else:  # rich leaves the base style to the console when there are no spans
-            segments = [Segment(text.plain, self.console.get_style(text.style))]
-        return Strip(segments).adjust_cell_length(width, self.pal.base)
-
-    def wrap(self, text: Text, indent: int = 0, limit: int | None = None) -> tuple[list[Strip], int]:
-        """Wrap ``text`` (no newlines expected) at the width minus ``indent``; at most ``limit`` lines.
-        Returns the strips and how many characters they hold."""
-        avail = max(4, self.width - indent)
-        lines = text.wrap(self.console, avail, overflow="fold", justify="left")
-        out: list[Strip] = []
-        used = 0
-        pad = Text(" " * indent, style=self.pal.base) if indent else None
-        for line in lines:
-            if limit is not None and len(out) >= limit:
-                break
-            used += len(line.plain)
-            out.append(self.strip(Text.assemble(pad, line) if pad else line))
-        if not out:
-            out.append(self.strip(Text(" " * indent)))
-        return out, used
-
-    def paragraph(
-        self,
-        text: str,
-        style: Style,
-        max_lines: int,
-        indent: int = 0,
-        term: str = "",
-        hint: str = "enter expands",
-    ) -> list[Strip]:
-        """An escaped, wrapped, clipped block of text with a "… N more" note when clipped."""
-        if not text:
-            return []
-        avail = max(4, self.width - indent)
-        budget = max_lines * avail + 1
-        head = text[:budget]
-        logical = head.split("\n")
-        if len(logical) > max_lines:
-            logical = logical[:max_lines]
-        out: list[Strip] = []
-        consumed = 0
-        cut = False
-        for raw_line in logical:
-            room = max_lines - len(out)
-            if room <= 0:
-                cut = True
-                break
-            shown = escape_control(raw_line).expandtabs(TAB)
-            t = Text(shown, style=style)
-            if term:
-                t.highlight_words([escape_control(term)], self.pal["transcript--match"], case_sensitive=False)
-            strips, used = self.wrap(t, indent, room)
-            out.extend(strips)
-            if used < len(shown):
-                consumed += _approx_consumed(raw_line, used, len(shown))
-                cut = True
-                break
-            consumed += len(raw_line) + 1
-        consumed = min(consumed, len(text))
-        if not cut and consumed >= len(text):
-            return out
-        rest = text[consumed:]
-        if not rest.strip():
-            return out
-        more_lines = rest.count("\n") + (0 if rest.startswith("\n") else 0)
-        more_bytes = len(rest.encode("utf-8", "surrogatepass"))
-        note = f"… {plural(more_bytes, 'more byte')}"
-        if more_lines:
-            note += f" ({plural(more_lines, 'more line')})"
-        note += f" · {hint}" if hint else ""
-        out.extend(self.wrap(Text(note, style=self.pal["transcript--note"]), indent)[0])
-        return out
-
-    def header(self, left: Text, right: Text) -> Strip:
-        room = self.width - right.cell_len - 1
-        if room < 8:
-            right = Text("")
-            room = self.width
-        if left.cell_len > room:
-            left.truncate(room, overflow="ellipsis")
-        gap = max(1, self.width - left.cell_len - right.cell_len)
-        return self.strip(Text.assemble(left, " " * gap, right))
 
     # -- entries ----------------------------------------------------------------------------------
     def render(self, e: Entry) -> list[Strip]:
@@ -296,7 +89,8 @@ class Painter:
             lines = self._message(e)
         if v.branch is not None or v.branch_point:
             lines[1:1] = self.wrap(Text(f"⑂ {self._branch(e)}", style=self.pal["transcript--note"]))[0]
-        lines.append(Strip.blank(self.width, self.pal.base))
+        if not (v.kind is Kind.META and T.is_housekeeping(v) and not e.expanded):
+            lines.append(Strip.blank(self.width, self.pal.base))
         return lines
 
     @staticmethod
@@ -326,7 +120,10 @@ class Painter:
         v = e.view
         pal = self.pal
         role = v.role or "message"
-        left = Text(one_line(role, 40), style=pal.role(v.role) + Style(bold=True))
+        infos = [self._result_info(e, r) for r in v.tool_results]
+        error = any(info.error for _, info in infos)
+        err = pal["transcript--invalid"] + Style(bold=True)
+        left = Text(one_line(role, 40), style=err if error else pal.role(v.role) + Style(bold=True))
         if v.compaction:
             left.append(f"  [compacted:{one_line(v.compaction, 30)}]", style=pal["transcript--compaction"])
         for r in v.tool_results:
@@ -339,8 +136,11 @@ class Painter:
                 left.append(f" of #{call_at:,}", style=pal["transcript--link"])
             elif cid:
                 left.append(" (no call found)" if cid in e.links.calls else "", style=pal["transcript--warning"])
-            if r.is_error:
-                left.append(" error", style=pal["transcript--invalid"])
+        for _, info in infos:
+            if info.exit_code:
+                left.append(f"  ✗ exit {info.exit_code}", style=err)
+            elif info.error:
+                left.append("  ✗ error", style=err)
         if len(v.numbers) > 1:
             left.append(f"  ({len(v.numbers)} lines)", style=pal["transcript--dim"])
         out = [self.header(left, self._right(e, view_tokens(v)))]
@@ -351,14 +151,34 @@ class Painter:
         if v.reasoning:
             out.extend(self._reasoning(e))
         if text and not is_result:
-            out.extend(self._text(text, pal.base, limit_lines, e))
-        for r in v.tool_results:
+            if e.markdown and (v.role or "") in MARKDOWN_ROLES and needs_markdown(text) and markdown_ready():
+                out.extend(self._markdown(text, limit_lines, e))
+            else:
+                out.extend(self._text(text, pal.base, limit_lines, e))
+        hint = "i shows the record" if e.expanded else "enter expands"
+        for r, (rendering, info) in zip(v.tool_results, infos, strict=True):
             if r.content:
-                out.extend(self._text(r.content, pal.base, EXPANDED_LINES if e.expanded else RESULT_LINES, e))
+                out.extend(toolviews.result_body(self, info, rendering, 0, EXPANDED_LINES if e.expanded else RESULT_LINES, e.term, hint))
         for call in v.tool_calls:
             out.extend(self._call(call, e))
         out.extend(self._problems(v))
         return out
+
+    def _result_info(self, e: Entry, r: ToolResult) -> tuple[T.Rendering | None, T.ResultInfo]:
+        """How to read result ``r``: the rendering of its call (when the call is known) and its text, exit code
+        and error flag. An unknown call's result is read as a command's (exit codes are looked for)."""
+        call = e.calls.get(r.call_id or "")
+        rendering = T.classify(call) if call is not None else None
+        return rendering, T.result_info(r, command=rendering is None or isinstance(rendering, T.CommandCall))
+
+    def _markdown(self, text: str, max_lines: int, e: Entry) -> list[Strip]:
+        pal = self.pal
+        theme = markdown_theme(pal["transcript--role"], pal["transcript--dim"], pal["transcript--tool-name"] + Style(bold=True), pal["transcript--link"])
+        lines, rest = markdown_lines(text, self.console, self.width, max_lines, pal.base, pal.code_theme, e.term, pal["transcript--match"], theme)
+        if rest.strip():
+            note = more_note(rest, "i shows the record" if e.expanded else "enter expands")
+            lines.extend(self.wrap(Text(note, style=self.pal["transcript--note"]))[0])
+        return lines
 
     def _text(self, text: str, style: Style, max_lines: int, e: Entry, indent: int = 0) -> list[Strip]:
         return self.paragraph(text, style, max_lines, indent, e.term, "i shows the record" if e.expanded else "enter expands")
@@ -376,7 +196,7 @@ class Painter:
         out.extend(self.paragraph(text, pal["transcript--reasoning"], EXPANDED_LINES, 2, e.term, "i shows the record"))
         return out
 
-    def _call(self, call: Any, e: Entry) -> list[Strip]:
+    def _call(self, call: ToolCall, e: Entry) -> list[Strip]:
         pal = self.pal
         mark = "▾ " if e.expanded else "▸ "
         t = Text(mark, style=pal["transcript--dim"])
@@ -387,11 +207,12 @@ class Painter:
             right = Text(f" → #{link:,}", style=pal["transcript--link"])
         elif call.id is not None and call.id in e.links.results:
             right = Text(" (no result yet)", style=pal["transcript--dim"])
+        rendering = T.classify(call)
         if not e.expanded:
             args = call.raw_arguments if call.arguments is None and call.raw_arguments is not None else call.arguments
             t.append("  ")
             room = self.width - t.cell_len - right.cell_len - 1
-            summary = summarize_arguments(args, max(10, room))
+            summary = toolviews.summary(rendering, max(10, room)) or summarize_arguments(args, max(10, room))
             if term := e.term:
                 st = Text(summary, style=pal["transcript--dim"])
                 st.highlight_words([term], pal["transcript--match"], case_sensitive=False)
@@ -402,11 +223,13 @@ class Painter:
         if call.id:
             t.append(f"  {one_line(call.id, 40)}", style=pal["transcript--dim"])
         out = [self.header(t, right)]
-        if call.arguments is None and call.raw_arguments is not None:
-            body = call.raw_arguments
-        else:
-            body = pretty(call.arguments)
-        out.extend(self.paragraph(body, pal["transcript--meta"], EXPANDED_LINES, 4, e.term, "i shows the record"))
+        out.extend(toolviews.call_body(self, call, rendering, e.term))
+        found = e.results.get(call.id or "")
+        if found is not None:
+            at, result = found
+            info = T.result_info(result, command=isinstance(rendering, T.CommandCall))
+            out.append(self.header(toolviews.result_header(self, info, at, 2), Text("")))
+            out.extend(toolviews.result_body(self, info, rendering, 4, toolviews.RESULT_LINES, e.term, "p jumps to the result"))
         return out
 
     def _compaction(self, e: Entry) -> list[Strip]:
@@ -432,6 +255,12 @@ class Painter:
         v = e.view
         pal = self.pal
         label = v.label or v.kind.value
+        if T.is_housekeeping(v) and not e.expanded:  # bookkeeping: one dim line, enter unfolds it
+            left = Text(f"· {one_line(label, 40)}", style=pal["transcript--dim"])
+            body = v.text or (decode_for_display(v.raw) if v.raw is not None else summarize_arguments(v.value, 200) if v.value is not None else "")
+            if body:
+                left.append("  " + one_line(body, max(10, self.width)), style=pal["transcript--dim"])
+            return [self.header(left, Text(number_label(e.number), style=pal["transcript--dim"]))]
         left = Text(f"[{one_line(label, 40)}]", style=pal["transcript--meta"])
         if v.role:
             left.append(f" {one_line(v.role, 20)}", style=pal.role(v.role))
@@ -479,15 +308,3 @@ class Painter:
             out.extend(self.paragraph(decode_for_display(p.preview), pal["transcript--pending"], 2, 0, hint=""))
         out.append(Strip.blank(self.width, pal.base))
         return out
-
-
-def _approx_consumed(raw_line: str, used_shown: int, len_shown: int) -> int:
-    """Characters of ``raw_line`` behind ``used_shown`` characters of its escaped, tab-expanded form."""
-    if len_shown == len(raw_line):
-        return used_shown
-    return int(len(raw_line) * used_shown / max(1, len_shown))
-
-
-def plain_lines(strips: Iterable[Strip]) -> list[str]:
-    """The text of rendered strips (for tests and debugging)."""
-    return [s.text.rstrip() for s in strips]

@@ -12,10 +12,11 @@ from rich.text import Text
 from textual.cache import LRUCache
 from textual.strip import Strip
 
-from sessionview.core.doc.model import Kind, View
+from sessionview.core.doc.model import Kind, ToolCall, ToolResult, View
 from sessionview.core.view import timing
 from sessionview.core.view.transcript import TranscriptModel
 from sessionview.ui.widgets.blocks import Entry, Links, Painter, Palette
+from sessionview.ui.widgets.toolviews import any_error
 
 CACHE_SIZE = 512
 
@@ -44,15 +45,21 @@ class EntryCache:
             self.lines.set(key, hit)
         return hit
 
-    def entry(self, m: TranscriptModel, n: int, expanded: bool, term: str, links: Callable[[View], Links], painter: Painter) -> list[Strip]:
+    def entry(
+        self, m: TranscriptModel, n: int, expanded: bool, term: str, links: Callable[[View], Links], painter: Painter, markdown: bool = True
+    ) -> list[Strip]:
         """The lines of record ``n``."""
-        key = (n, painter.width, expanded, term)
+        key = (n, painter.width, expanded, term, markdown)
         hit = self.lines.get(key)
         if hit is not None:
             return hit
         view = m.view(n)
+        found = links(view)
         size = m.record_size(n) if view.kind is Kind.INVALID else None
-        entry = Entry(view, m.line_number(n), expanded, term, links(view), size, when=timing.note(m, n, view))
+        entry = Entry(
+            view, m.line_number(n), expanded, term, found, size, markdown,
+            partner_results(m, view, found) if expanded else {}, partner_calls(m, view, found), when=timing.note(m, n, view),
+        )
         lines = painter.render(entry)
         self.lines.set(key, lines)
         return lines
@@ -66,7 +73,44 @@ class EntryCache:
         return style
 
 
+def partner_results(m: TranscriptModel, view: View, links: Links) -> dict[str, tuple[int | None, ToolResult]]:
+    """The results of ``view``'s calls, to draw under each unfolded call: call id -> (its line, the result)."""
+    out: dict[str, tuple[int | None, ToolResult]] = {}
+    for call in view.tool_calls:
+        line = links.results.get(call.id or "")
+        n = m.record_of_line(line) if line is not None else None
+        if n is None or call.id is None:
+            continue
+        result = next((r for r in _safe_view(m, n).tool_results if r.call_id == call.id), None)
+        if result is not None:
+            out[call.id] = (line, result)
+    return out
+
+
+def partner_calls(m: TranscriptModel, view: View, links: Links) -> dict[str, ToolCall]:
+    """The calls that ``view``'s results answer (how to read each result: a read's lines, a command's exit code)."""
+    out: dict[str, ToolCall] = {}
+    for result in view.tool_results:
+        line = links.calls.get(result.call_id or "")
+        n = m.record_of_line(line) if line is not None else None
+        if n is None or result.call_id is None:
+            continue
+        call = next((c for c in _safe_view(m, n).tool_calls if c.id == result.call_id), None)
+        if call is not None:
+            out[result.call_id] = call
+    return out
+
+
+def _safe_view(m: TranscriptModel, n: int) -> View:
+    try:
+        return m.view(n)
+    except (IndexError, ValueError):
+        return View(n, Kind.INVALID)
+
+
 def _role_style(view: View, pal: Palette) -> Style:
+    if view.tool_results and any_error(view.tool_results):
+        return pal["transcript--invalid"]
     if view.kind is Kind.INVALID:
         return pal["transcript--invalid"]
     if view.kind is Kind.COMPACTION:

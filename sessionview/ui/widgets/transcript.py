@@ -31,6 +31,7 @@ from sessionview.ui.widgets.blocks import COMPONENT_RULES, COMPONENTS, Links, Pa
 from sessionview.ui.widgets import anchors
 from sessionview.ui.widgets.anchors import Anchor
 from sessionview.ui.widgets.entries import EntryCache, new_marker
+from sessionview.ui.widgets.markdown import markdown_ready, warm_up
 from sessionview.ui.widgets.scrollbar import RecordScrollbar
 
 GUTTER = 2
@@ -74,6 +75,7 @@ class TranscriptView(Widget, can_focus=True):
         Binding("enter,o", "toggle_fold", "Fold/unfold", id="transcript.fold"),
         Binding("O", "toggle_fold_all", "Unfold all", show=False, id="transcript.fold-all"),
         Binding("F", "follow", "Follow", show=False, id="transcript.follow"),
+        Binding("m", "toggle_markdown", "Markdown", show=False, tooltip="show message text as Markdown or as its raw text", id="transcript.markdown"),
     ]
 
     CursorMoved = msg.CursorMoved
@@ -90,6 +92,7 @@ class TranscriptView(Widget, can_focus=True):
         self.expanded: set[int] = set()  # record numbers unfolded
         self.expand_all = False
         self.term = ""
+        self.markdown = True  # user and assistant text drawn as Markdown; m shows the raw text
         self.range_anchor: int | None = None  # record number where a marked range starts (v)
         self._entries = EntryCache()  # what was drawn, by record
         self._layout: list[Anchor | None] | None = None
@@ -200,7 +203,7 @@ class TranscriptView(Widget, can_focus=True):
         if self.is_pending_row(row):
             return self._entries.pending(m, painter)
         n = m.number_at(row)
-        return self._entries.entry(m, n, self.expand_all or n in self.expanded, self.term, self.links, painter)
+        return self._entries.entry(m, n, self.expand_all or n in self.expanded, self.term, self.links, painter, self.markdown)
 
     def height_of(self, row: int) -> int:
         return len(self.entry_lines(row))
@@ -389,6 +392,14 @@ class TranscriptView(Widget, can_focus=True):
             self._ensure_visible(self.cursor)
         self.refresh()
 
+    def action_toggle_markdown(self, toggle: bool = True) -> None:
+        """``m``: Markdown or raw text; without ``toggle``, redraw (the Markdown renderer has loaded)."""
+        self.markdown = not self.markdown if toggle else self.markdown
+        self._entries.lines.clear()
+        self._after_fold()
+        if toggle:
+            self.notify("Markdown" if self.markdown else "raw text", timeout=2, markup=False)
+
     def set_term(self, term: str) -> None:
         if term != self.term:
             self.term = term
@@ -435,6 +446,10 @@ class TranscriptView(Widget, can_focus=True):
         self.refresh()
 
     # -- events -------------------------------------------------------------------------------------
+    def on_mount(self) -> None:
+        if not markdown_ready():  # text is drawn plain until the Markdown renderer is loaded, then redrawn
+            warm_up(lambda: self.app.call_from_thread(self.action_toggle_markdown, False))
+
     def on_resize(self, event: events.Resize) -> None:
         self._layout = None
         if self.follow:
