@@ -63,10 +63,10 @@ class Entry:
     term: str = ""
     links: Links = Links()
     record_size: int | None = None
-    when: str = ""  # its time: "+12:03" from the start, a gap before it, a call's duration (timing)
     markdown: bool = True  # user and assistant text drawn as Markdown (m shows it raw)
     results: dict[str, tuple[int | None, ToolResult]] = field(default_factory=dict)  # call id -> (line, result): drawn under the unfolded call
     calls: dict[str, ToolCall] = field(default_factory=dict)  # result's call id -> the call (how to read the result)
+    when: str = ""  # its time: "+12:03" from the start, a gap before it, a call's duration (timing)
 
 
 def number_label(number: int | None) -> str:
