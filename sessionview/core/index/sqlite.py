@@ -23,7 +23,7 @@ from typing import Iterable, Iterator, Sequence
 from sessionview.core.index.model import Candidate, Doc, FileState, Filters, IndexUnavailable
 from sessionview.core.index.query import Query, to_match
 
-VERSION = "2"
+VERSION = "3"
 TIMEOUT = 30.0  # seconds a write waits for another writer
 RECENT = 86400.0  # a file changed this many seconds ago gets half the boost of one changed now
 BOOST = 2.0  # a file changed now counts its word matches (1 + BOOST) times
@@ -41,7 +41,11 @@ create table if not exists docs(
 create index if not exists docs_file on docs(file_id, n);
 create table if not exists calls(file_id integer, call_id text, name text, primary key(file_id, call_id)) without rowid;
 create virtual table if not exists words using fts5(body, content='', tokenize='unicode61 remove_diacritics 0');
+insert into words(words, rank) values ('hashsize', {hashsize});
+insert into words(words, rank) values ('automerge', {automerge});
 """
+HASHSIZE = 32 << 20  # bytes of new terms FTS5 keeps in memory before it writes a segment (default 1 MiB)
+AUTOMERGE = 16  # segments of a level merged at once (default 4: fewer, larger merges while building)
 _GRAMS = "create virtual table if not exists grams using fts5(body, content='', detail=none, tokenize='trigram')"
 
 
@@ -86,7 +90,7 @@ class SqliteBackend:
             db.execute("pragma temp_store=memory")
             if not db.execute("select 1 from sqlite_master where name='meta'").fetchone():
                 with self.transaction():
-                    for statement in _SCHEMA.split(";"):
+                    for statement in _SCHEMA.format(hashsize=HASHSIZE, automerge=AUTOMERGE).split(";"):
                         if statement.strip():
                             db.execute(statement)
                     db.execute("insert or replace into meta values ('version', ?)", (VERSION,))
