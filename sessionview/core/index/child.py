@@ -10,7 +10,6 @@ parent to take a batch before it sends the next). Only a single-threaded parent 
 
 from __future__ import annotations
 
-import multiprocessing
 import threading
 from typing import Any, Callable, Iterator, TypeVar
 
@@ -21,6 +20,7 @@ _ERROR = "error"
 
 def can_fork() -> bool:
     """Whether forking is safe and useful here: a single thread, and more than one CPU."""
+    import multiprocessing
     import os
 
     return threading.active_count() == 1 and (os.cpu_count() or 1) > 1 and "fork" in multiprocessing.get_all_start_methods()
@@ -46,6 +46,8 @@ class ChildFailed(RuntimeError):
 
 def forked(make: Callable[[], Iterator[T]], encode: Callable[[T], Any], decode: Callable[[Any], T]) -> Iterator[T]:
     """The items of ``make()``, made in a forked child; closing the iterator ends the child."""
+    import multiprocessing  # not at import: the CLI's search starts quicker without it
+
     ctx = multiprocessing.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_run, args=(make, encode, send), name="sessionview-index-extract", daemon=True)

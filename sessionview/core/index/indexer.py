@@ -14,11 +14,13 @@ When something did:
 A last line without its newline is indexed as it is and replaced on the next update. A JSON document
 (LittleGhost store, Gemini chat) is indexed whole whenever it changes.
 
-Writes go in one transaction per batch of about :data:`BATCH` bytes, each checking that the file's state
-in the index is still the one the batch continues: two processes indexing at once never add a record
-twice (the one that finds the state moved on starts its decision again). Extraction and writing run in
-turn in one thread: a second thread was slower (both halves hold the interpreter most of the time), and a
-child process did not pay for its pickling on this 2-core machine.
+The file is read in batches of about :data:`BATCH` bytes, and batches are written in transactions of
+about :data:`TX_BYTES` (each commit makes an FTS5 segment: fewer, larger ones merge less), each batch
+checking that the file's state in the index is still the one it continues: two processes indexing at once
+never add a record twice (the one that finds the state moved on starts its decision again). Progress is
+reported, and the ``pause`` slept, after each commit. A big file (:data:`FORK_MIN` bytes to index) in a
+single-threaded process (the CLI) has its records read in a forked child (:mod:`.child`) while this process
+writes; a second thread was measured slower (the extraction holds the interpreter).
 """
 
 from __future__ import annotations
