@@ -100,3 +100,14 @@ def test_closing_early_ends_the_child() -> None:
     it = child.forked(make, lambda x: x, lambda x: x)
     assert [next(it) for _ in range(3)] == [0, 1, 2]
     it.close()  # the finally block kills and joins the child: this returns
+
+
+def test_the_child_is_forked_only_when_a_cpu_is_idle(monkeypatch) -> None:
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.5, 0.5, 0.5))
+    assert child.can_fork() is hasattr(os, "fork")
+    monkeypatch.setattr(os, "getloadavg", lambda: (4.0, 4.0, 4.0))
+    assert not child.can_fork()
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.5, 0.5, 0.5))
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    assert not child.can_fork()
