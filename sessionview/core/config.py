@@ -6,6 +6,7 @@ summarizer = "llm -s 'Summarise this agent session'"   # used by compaction in t
 summarizer_timeout = 120
 backups_keep = 20                 # backups kept per file (the newest is never pruned)
 backups_max_bytes = "2GiB"        # all files' backups together: bytes, or "500MiB", "2GiB", "1.5G", "100MB"
+index_in_background = true       # the app keeps the full-text index current from the session list
 
 [keymap]            # binding id = keys (comma-separated); every action of the app has an id
 edit = "e"
@@ -48,12 +49,13 @@ class Config:
     backups_max_bytes: int = 2 * 1024**3
     #: the fleet: host name -> the address of its session directory (parsed by :mod:`sessionview.remote`)
     hosts: dict[str, str] = field(default_factory=dict)
+    index_in_background: bool = True
     path: str | None = None
     #: mistakes that did not stop the file from loading (an unknown setting), as ``path:line: what``
     problems: tuple[str, ...] = ()
 
 
-KNOWN_KEYS = ("keymap", "summarizer", "summarizer_timeout", "backups_keep", "backups_max_bytes", "hosts")
+KNOWN_KEYS = ("keymap", "summarizer", "summarizer_timeout", "backups_keep", "backups_max_bytes", "hosts", "index_in_background")
 
 
 def line_of(path: str, key: str, section: str | None = None) -> int | None:
@@ -127,10 +129,13 @@ def load_config(path: str | None = None) -> Config:
     for name, address in hosts.items():
         if not (address.startswith("ssh://") or ":" in address):
             raise ConfigError(f"{where(path, name, 'hosts')}: [hosts] {name}: {address!r} is not a remote address (ssh://[user@]host[:port]/path or host:path)")
+    background = data.get("index_in_background", True)
+    if not isinstance(background, bool):
+        raise ConfigError(f"{where(path, 'index_in_background')}: index_in_background must be true or false; got {background!r}")
     problems = tuple(
         f"{where(path, key)}: unknown setting {key!r} (known: {', '.join(KNOWN_KEYS)})" for key in data if key not in KNOWN_KEYS
     )
     return Config(
-        dict(keymap), summarizer, float(timeout), backups_keep=keep, backups_max_bytes=max_bytes, hosts=dict(hosts), path=path,
-        problems=problems
+        dict(keymap), summarizer, float(timeout), backups_keep=keep, backups_max_bytes=max_bytes, hosts=dict(hosts),
+        index_in_background=background, path=path, problems=problems
     )

@@ -131,11 +131,85 @@ def _loads(raw: bytes, terminated: bool) -> tuple[Any, bool, bytes | None]:
         return None, False, raw
 
 
-def line_doc(adapter: Adapter, n: int, raw: bytes, offset: int, names: dict[str, str], terminated: bool = True) -> Doc | None:
-    """The doc of JSONL record ``n`` (``raw`` without its newline, CR or BOM); None for a blank line."""
+def _brute_doc(adapter: Adapter, n: int, value: Any, offset: int, length: int, names: dict[str, str]) -> Doc | None:
+    """The doc :func:`view_doc` makes of Brute's view of ``value``, straight from the parsed dict (no view,
+    no ``brute.load``); None for the values it leaves to the adapter (reasoning, block content, odd shapes).
+    A test checks it gives the same docs as the adapter path over every fixture."""
+    if type(value) is not dict:
+        return None
+    role = value.get("role")
+    content = value.get("content")
+    raw_calls = value.get("tool_calls")
+    if type(role) is not str or value.get("reasoning") is not None or not (content is None or type(content) is str) \
+            or not (raw_calls is None or type(raw_calls) is list):
+        return None
+    text = content or ""
+    parts: list[str] = [text[:PART_CAP]] if text else []
+    tools: list[str] = []
+    calls: list[tuple[str, str]] = []
+    if raw_calls:
+        for c in raw_calls:
+            if type(c) is not dict:
+                continue
+            cid = c.get("id")
+            name = c.get("name", "")
+            name = name if type(name) is str else str(name)
+            args = c.get("arguments", {})
+            if args is None:
+                args_text = ""
+            elif type(args) is str:
+                args_text = args
+            else:
+                try:
+                    args_text = orjson.dumps(args).decode()
+                except TypeError:
+                    args_text = _leaves(args)
+            tools.append(name)
+            parts.append(name)
+            parts.append(args_text[:PART_CAP])
+            if cid is not None and type(cid) is not str:
+                cid = str(cid)
+            if cid:
+                names[cid] = name
+                calls.append((cid, name))
+    if role == "tool":
+        cid = value.get("tool_call_id")
+        if cid is not None and type(cid) is not str:
+            cid = str(cid)
+        name = names.get(cid or "", "")
+        if name:
+            tools.append(name)
+    stamp = adapter.timestamp_of(value)
+    tool = ",".join(dict.fromkeys(t.replace(",", " ") for t in tools if t)) if tools else ""
+    return Doc(n, offset, length, role, tool, stamp, epoch_of(stamp), "\n".join(p for p in parts if p), tuple(calls))
+
+
+FAST = {"brute": _brute_doc}  # format name -> a direct extractor (see :func:`_brute_doc`)
+
+
+def value_doc(adapter: Adapter, n: int, value: Any, offset: int, length: int, names: dict[str, str]) -> Doc:
+    """The doc of parsed record ``value``: by the format's direct extractor where it has one and takes the
+    value, else through the adapter's view."""
+    fast = FAST.get(adapter.name)
+    if fast is not None:
+        try:
+            doc = fast(adapter, n, value, offset, length, names)
+        except Exception:
+            doc = None
+        if doc is not None:
+            return doc
+    return view_doc(_safe_view(adapter, n, value), offset, length, names)
+
+
+def line_doc(adapter: Adapter, n: int, raw: bytes, offset: int, names: dict[str, str], terminated: bool = True,
+             fast: bool = True) -> Doc | None:
+    """The doc of JSONL record ``n`` (``raw`` without its newline, CR or BOM); None for a blank line.
+    ``fast=False`` always goes through the adapter's view (the reference the direct extractors match)."""
     value, ok, rest = _loads(raw, terminated)
     length = len(raw)
     if ok:
+        if fast:
+            return value_doc(adapter, n, value, offset, length, names)
         return view_doc(_safe_view(adapter, n, value), offset, length, names)
     if rest == b"":
         return None
@@ -143,7 +217,7 @@ def line_doc(adapter: Adapter, n: int, raw: bytes, offset: int, names: dict[str,
     return view_doc(view, offset, length, names)
 
 
-def line_docs(adapter: Adapter, data: bytes, start: int, first: int, names: dict[str, str]) -> Iterator[Doc]:
+def line_docs(adapter: Adapter, data: bytes, start: int, first: int, names: dict[str, str], fast: bool = True) -> Iterator[Doc]:
     """Docs of the complete lines in ``data`` (read from byte ``start``; its first line is #``first``)."""
     pos = 0
     n = first
@@ -158,7 +232,7 @@ def line_docs(adapter: Adapter, data: bytes, start: int, first: int, names: dict
         if start + pos == 0 and raw.startswith(b"\xef\xbb\xbf"):
             raw = raw[3:]
             begin += 3
-        doc = line_doc(adapter, n, raw, start + begin, names, terminated=nl != -1)
+        doc = line_doc(adapter, n, raw, start + begin, names, terminated=nl != -1, fast=fast)
         if doc is not None:
             yield doc
         n += 1

@@ -134,15 +134,17 @@ def check(text: str, query: Query, substring: bool) -> tuple[bool, bool, list[re
         return False, False, patterns
     if any(t.pattern(substring).search(text) for t in query.negative):
         return False, False, patterns
-    whole = not substring or all(t.word_pattern().search(text) for t in query.positive)
+    ranked = substring or any(t.prefix for t in query.positive)  # else every word match is a whole-word one
+    whole = not ranked or all(t.word_pattern().search(text) for t in query.positive)
     return True, whole, patterns
 
 
 def search(backend: IndexBackend, query: Query, filters: Filters | None = None, substring: bool = False,
            should_stop: Callable[[], bool] = lambda: False, window: int = WINDOW) -> Iterator[Hit]:
-    """Checked hits, best first. In substring mode whole-word matches go ahead within each run of ``window``
-    hits; words are ranked by the store (a prefix term asks for the whole word too, which bm25 favours)."""
-    return _ranked(_checked(backend, query, filters or Filters(), substring, should_stop), window if substring else 1)
+    """Checked hits, best first. In substring mode, and for a ``prefix*`` term, whole-word matches go ahead
+    within each run of ``window`` hits; otherwise the store's order (bm25 and the file's age) is kept."""
+    reorder = substring or any(t.prefix for t in query.positive)
+    return _ranked(_checked(backend, query, filters or Filters(), substring, should_stop), window if reorder else 1)
 
 
 def _checked(backend: IndexBackend, query: Query, filters: Filters, substring: bool,

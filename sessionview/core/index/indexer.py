@@ -14,15 +14,18 @@ When something did:
 A last line without its newline is indexed as it is and replaced on the next update. A JSON document
 (LittleGhost store, Gemini chat) is indexed whole whenever it changes.
 
-Writes go in one transaction per batch of about :data:`BATCH` bytes, each checking that the file's state
-in the index is still the one the batch continues: two processes indexing at once never add a record
-twice (the one that finds the state moved on starts its decision again). Extraction and writing run in
-turn in one thread: a second thread was slower (both halves hold the interpreter most of the time), and a
-child process did not pay for its pickling on this 2-core machine.
+The file is read in batches of about :data:`BATCH` bytes, and batches are written in transactions of
+about :data:`TX_BYTES` (each commit makes an FTS5 segment: fewer, larger ones merge less), each batch
+checking that the file's state in the index is still the one it continues: two processes indexing at once
+never add a record twice (the one that finds the state moved on starts its decision again). Progress is
+reported, and the ``pause`` slept, after each commit. A big file (:data:`FORK_MIN` bytes to index) in a
+single-threaded process (the CLI) has its records read in a forked child (:mod:`.child`) while this process
+writes; a second thread was measured slower (the extraction holds the interpreter).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat as stat_mod
@@ -33,12 +36,15 @@ from typing import Callable, Iterator, Sequence
 from sessionview.core import catalog, formats, jsondoc
 from sessionview.core.doc.document import open_regular, preader
 from sessionview.core.formats.base import Adapter
+from sessionview.core.index import child
 from sessionview.core.index.extract import line_doc, line_docs, view_doc
 from sessionview.core.index.model import Doc, FileState, IndexBackend
 
 HEAD = 64 * 1024
 TAIL = 4096
-BATCH = 2 << 20
+BATCH = 4 << 20
+FORK_MIN = 16 << 20  # bytes to index in a file before the extraction is forked (:mod:`.child`)
+TX_BYTES = 16 << 20  # batches written in one transaction (each makes an FTS5 segment: fewer merges)
 SAMPLE_LINES = formats.SAMPLE  # a file with fewer lines is detected again as it grows
 
 Progress = Callable[["Progress_"], None]
@@ -100,8 +106,11 @@ class Indexer:
     """Bring the index current for files and directories. ``progress`` is called after each batch."""
 
     def __init__(self, backend: IndexBackend, progress: Progress | None = None, batch: int = BATCH,
-                 should_stop: Callable[[], bool] = lambda: False, pause: float = 0.0) -> None:
+                 should_stop: Callable[[], bool] = lambda: False, pause: float = 0.0, tx_bytes: int = TX_BYTES,
+                 fork: bool | None = None) -> None:
         self.backend = backend
+        self.fork = fork  # extract in a forked child: None when it pays (a big file, a single-threaded process)
+        self.tx_bytes = tx_bytes
         self.progress = progress
         self.batch = batch
         self.should_stop = should_stop
@@ -222,17 +231,37 @@ class Indexer:
             head_buf = read(0, min(start, HEAD))
             tail_buf = read(max(0, start - TAIL), min(start, TAIL))
         self._p.total += max(0, st.st_size - start)
-        batches = self._batches(read, st.st_size, start, first, adapter, names, head_buf, tail_buf)
+        batches: Iterator[_Batch]
+        if self.fork is True or (self.fork is None and st.st_size - start >= FORK_MIN and child.can_fork()):
+            batches = child.forked(lambda: self._batches(read, st.st_size, start, first, adapter, names, head_buf, tail_buf),
+                                   _encode, _decode)
+        else:
+            batches = self._batches(read, st.st_size, start, first, adapter, names, head_buf, tail_buf)
         expect = state
-        for batch in batches:
-            expect = self._commit(new, expect, batch, start == 0 and batch.start == 0, st, summary)
-            self._p.done += batch.end - batch.start
-            if self.progress is not None:
-                self.progress(self._p)
-            if self.pause:
-                time.sleep(self.pause)
-            if self.should_stop() and not batch.last:
-                return "indexed" if start == 0 else "appended"
+        counted = (summary.docs, summary.bytes)
+        group = 0  # bytes of the batches in the open transaction
+        with contextlib.ExitStack() as tx:
+            try:
+                for batch in batches:
+                    if not group:
+                        tx.enter_context(self.backend.transaction())
+                        counted = (summary.docs, summary.bytes)
+                    expect = self._commit(new, expect, batch, start == 0 and batch.start == 0, st, summary)
+                    group += batch.end - batch.start
+                    stop = self.should_stop() and not batch.last
+                    if group >= self.tx_bytes or batch.last or stop:
+                        tx.close()  # commit
+                        self._p.done += group
+                        group = 0
+                        if self.progress is not None:
+                            self.progress(self._p)
+                        if self.pause:
+                            time.sleep(self.pause)
+                    if stop:
+                        break
+            except BaseException:
+                summary.docs, summary.bytes = counted  # the open transaction is rolled back
+                raise
         return "indexed" if start == 0 else "appended"
 
     def _commit(self, new: FileState, expect: FileState | None, batch: _Batch, first: bool, st: os.stat_result,
@@ -324,6 +353,20 @@ class Indexer:
         summary.bytes += st.st_size
         self._p.done += st.st_size
         return "indexed"
+
+
+def _doc_tuple(d: Doc) -> tuple:
+    return (d.n, d.offset, d.length, d.role, d.tool, d.timestamp, d.epoch, d.text, d.calls)
+
+
+def _encode(b: _Batch) -> tuple:
+    return (b.start, b.end, b.lines, [_doc_tuple(d) for d in b.docs], b.head, b.tail,
+            None if b.partial is None else _doc_tuple(b.partial), b.last)
+
+
+def _decode(t: tuple) -> _Batch:
+    start, end, lines, docs, head, tail, partial, last = t
+    return _Batch(start, end, lines, [Doc(*d) for d in docs], head, tail, None if partial is None else Doc(*partial), last)
 
 
 def backend_names(backend: IndexBackend, state: FileState) -> dict[str, str]:

@@ -106,7 +106,7 @@ def _word_expr(term: Term) -> str | None:
         return None
     text = quote(term.text)
     if term.prefix:
-        return f"({text} OR {text} *)"  # the whole word ranks above words it only starts
+        return f"{text} *"  # the whole word goes first among the hits (:func:`sessionview.core.index.hits.search`)
     return text
 
 

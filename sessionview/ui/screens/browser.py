@@ -27,6 +27,7 @@ from sessionview.core.catalog import LIVE_WINDOW, Catalog, describe_full
 from sessionview.core.store.tmpfiles import cleanup_temp_files
 from sessionview.core.text import escape_control
 from sessionview.ui import messages as msg
+from sessionview.ui.controllers.indexing import BackgroundIndexing
 from sessionview.ui.widgets.session_table import ColumnHeader, SessionTable
 
 BACKGROUND_DESCRIBE = 200  # rows described without being asked for (the most recent ones)
@@ -85,6 +86,7 @@ class BrowserScreen(Screen):
         self._folded: list[str] = []
         self._sorted_key: tuple | None = None
         self._filter_timer = None
+        self.indexing: BackgroundIndexing | None = None  # the full-text index kept current (with watch)
 
     def compose(self) -> ComposeResult:
         yield Static(id="browser-header")
@@ -105,11 +107,15 @@ class BrowserScreen(Screen):
         self._describer(self._stop)
         if self.watch:
             self._watcher()
+            self.indexing = BackgroundIndexing(self, self.root)
+            self.indexing.start()
         self.set_interval(1.0, self._tick)
 
     def on_unmount(self) -> None:
         self._stop.set()
         self._want.put(None)
+        if self.indexing is not None:
+            self.indexing.stop()
 
     # -- listing ------------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="scan", exit_on_error=False)
@@ -271,6 +277,8 @@ class BrowserScreen(Screen):
         try:
             async for batch in watch_sessions(self.root, debounce_ms=100, step_ms=50, stop_event=stop):
                 changed = self.catalog.apply(batch)
+                if self.indexing is not None:
+                    self.indexing.changed(p for _, p in batch)
                 if changed:
                     self._refresh_rows()
                     self._queue(1, [self.catalog.entries[p] for p in changed if p in self.catalog.entries])

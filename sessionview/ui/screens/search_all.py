@@ -28,6 +28,7 @@ from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from sessionview.core.text import escape_control
+from sessionview.ui.controllers import indexing
 
 MAX_HITS = 500
 POST_EVERY = 0.05  # seconds: hits go to the screen in batches
@@ -106,7 +107,7 @@ class SearchAllScreen(Screen):
         self.query_text = ""
         self.index_status = ""
         self.search_status = ""
-        self._lock = threading.Lock()  # one writer of the index in this process at a time
+        self._lock = indexing.LOCK  # one writer of the index in this process at a time (the list's background one too)
         self._stop = threading.Event()
 
     def compose(self) -> ComposeResult:
