@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 from sessionview.core.doc.model import Kind
@@ -51,13 +50,12 @@ async def test_big_session_shows_the_end_then_indexes(tmp_path):
         assert len(screen.model) == 100_000 and t.cursor_number == 100_000
         await pilot.pause()
         assert "#100,000" in all_text(app)
-        t0 = time.monotonic()
         await pilot.press("g")
         await pilot.pause()
         assert t.cursor_number == 1 and "message number 1" in all_text(app)
         await pilot.press("colon", *"54321", "enter")
         await wait_for(pilot, lambda: t.cursor_number == 54321)
-        assert time.monotonic() - t0 < 3
+        # how fast: bench/bench_tui.py (never a timing assert here)
         # scroll bar drag to the middle
         t.scroll_to_fraction(0.5)
         await pilot.pause()
@@ -81,11 +79,9 @@ async def test_long_and_oversized_lines_do_not_stall(tmp_path):
         f.write(json.dumps({"role": "assistant", "content": big_text}) + "\n")
     app = SessionViewApp(p, clock=fixed_clock)
     async with app.run_test(size=SIZE) as pilot:
-        t0 = time.monotonic()
         await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.model is not None)
         screen = app.screen
         await pilot.pause()
-        assert time.monotonic() - t0 < 5
         t = screen.transcript
         last = "\n".join(plain_lines(t.entry_lines(2)))
         assert "5.7 MB more" in last and "enter expands" in last

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 
 import pytest
 
@@ -169,19 +168,14 @@ async def test_fifty_thousand_files_list_quickly(tmp_path):
         for j in range(1000):
             (sub / f"s{j:04d}.jsonl").write_bytes(b'{"role":"user","content":"x"}\n')
     app = SessionViewApp(d, clock=fixed_clock, watch=False)
-    start = time.monotonic()
     async with app.run_test(size=SIZE) as pilot:
         screen = await browser(pilot)
-        listed = time.monotonic() - start
         assert len(screen.table.rows) == 50_000
-        assert listed < 5.0, listed
-        # still responsive: keys are handled while rows are being described (generous bound: CI is slow)
-        t0 = time.monotonic()
+        # keys are handled while rows are being described (how fast it lists: bench/, not a timing assert)
         await pilot.press("G")
         assert screen.table.cursor == 49_999
         await pilot.press("slash", *"project-07/s099")
         await wait_for(pilot, lambda: len(screen.table.rows) == 10)
-        assert time.monotonic() - t0 < 5.0
 
 
 def test_saves_stay_inside_the_directory_the_app_was_opened_on(tmp_path):

@@ -249,6 +249,7 @@ async def test_keys_help_and_palette_list_the_editing_actions(brute):
     app = make_app(brute)
     async with app.run_test(size=SIZE) as pilot:
         screen = await opened(pilot)
+        await wait_for(pilot, lambda: "e Edit" in all_text(app).splitlines()[-1], what="the footer")
         footer = all_text(app).splitlines()[-1]
         for hint in ("e Edit", "d Delete", "v Mark range", "c Compact", "u Undo", "i Detail"):
             assert hint in footer, hint
