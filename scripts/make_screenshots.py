@@ -184,6 +184,33 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
         await wait_for(pilot, lambda: isinstance(app.screen, OutlineScreen))
         await pilot.pause()
         save(app, "outline.svg")
+
+    # 8. the context view (C): the context over the session, the largest records, totals by role and tool
+    from sessionview.ui.screens.context import ContextScreen
+
+    app = SessionViewApp("sessions/claude-code.jsonl", clock=clock)
+    async with app.run_test(size=size) as pilot:
+        await session_ready(pilot)
+        await pilot.press("C")
+        await wait_for(pilot, lambda: isinstance(app.screen, ContextScreen) and app.screen.profile is not None and not app.screen.workers_running())
+        await pilot.pause()
+        save(app, "context.svg")
+
+    # 9. search every session (ctrl+f in the session list); the index is in the temporary directory
+    from sessionview.ui.screens.search_all import SearchAllScreen
+
+    app = SessionViewApp("sessions", clock=clock, watch=False)
+    async with app.run_test(size=size) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, BrowserScreen) and app.screen.loaded)
+        await pilot.press("ctrl+f")
+        await wait_for(pilot, lambda: isinstance(app.screen, SearchAllScreen))
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.index_status == "index current", timeout=60)
+        screen.query_one("#search-all-input").value = "timestamp"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.hits and screen.search_status and "…" not in screen.search_status)
+        await pilot.pause()
+        save(app, "search.svg")
     return written
 
 
@@ -283,6 +310,7 @@ def main() -> int:
         # no user configuration or state: the same pictures everywhere, and nothing written outside tmp
         os.environ["SESSIONVIEW_CONFIG"] = os.path.join(tmp, "no-config.toml")
         os.environ["SESSIONVIEW_STATE_DIR"] = os.path.join(tmp, "state")
+        os.environ["SESSIONVIEW_INDEX"] = os.path.join(tmp, "index.sqlite")
         sessions = Path(tmp) / "sessions"
         sessions.mkdir()
         prepare(sessions)
