@@ -1,0 +1,214 @@
+"""The PostgreSQL index against a real server: two hosts feed one database, search finds both, incremental
+appends and rewrites, the query language, and passwords that never reach a message."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from sessionview.cli import main
+from sessionview.core.index import hits
+from sessionview.core.index.indexer import Indexer
+from sessionview.core.index.query import parse
+from sessionview.fleetindex import redact
+from sessionview.fleetindex.postgres import PostgresBackend, to_tsquery, tsvector
+
+import pg_server
+
+
+def line(obj) -> bytes:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def run(capsys, *argv) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def two_hosts(tmp_path):
+    a, b = tmp_path / "on a", tmp_path / "on b"
+    a.mkdir()
+    b.mkdir()
+    (a / "s1.jsonl").write_bytes(line({"role": "user", "content": "run deploy.sh on the walrus cluster"})
+                                 + line({"role": "assistant", "content": "the walrus answered"}))
+    (b / "s2.jsonl").write_bytes(line({"role": "user", "content": "a walrus on host b, with 'quotes' & (parens) \\ too"}))
+    return a, b
+
+
+def jsons(out: str) -> list[dict]:
+    return [json.loads(x) for x in out.splitlines()]
+
+
+def test_two_indexers_as_two_hosts_and_search_finds_both(capsys, pg, two_hosts):
+    a, b = two_hosts
+    assert run(capsys, "index", "-q", "--to", pg.db_url, "--host", "hosta", str(a))[0] == 0
+    assert run(capsys, "index", "-q", "--to", pg.db_url, "--host", "hostb", str(b))[0] == 0
+    code, out, _ = run(capsys, "search", "-q", "--index", pg.db_url, "--host", "hostc", "walrus", "--json")
+    assert code == 0
+    got = {(h["host"], os.path.basename(h["path"]), h["n"]) for h in jsons(out)}
+    assert got == {("hosta", "s1.jsonl", 1), ("hosta", "s1.jsonl", 2), ("hostb", "s2.jsonl", 1)}
+    # from a third host every hit is remote: named host:path, the snippet from the stored text
+    hit = next(h for h in jsons(out) if h["host"] == "hostb")
+    assert hit["address"] == f"hostb:{b / 's2.jsonl'}" and "walrus" in hit["marks"][0].lower()
+    code, out, _ = run(capsys, "search", "-q", "--index", pg.db_url, "--host", "hostc", "deploy.sh")
+    assert code == 0 and out.startswith(f"hosta:{a / 's1.jsonl'}:#1 user")
+
+
+def test_a_hit_on_this_host_is_read_back_from_the_file_and_named_by_its_path(capsys, pg, two_hosts):
+    a, _ = two_hosts
+    run(capsys, "index", "-q", "--to", pg.db_url, "--host", "hosta", str(a))
+    code, out, _ = run(capsys, "search", "-q", "--index", pg.db_url, "--host", "hosta", "answered", "--json")
+    [h] = jsons(out)
+    assert h["host"] == "hosta" and h["address"] == str(a / "s1.jsonl")
+    code, out, _ = run(capsys, "search", "-q", "--index", pg.db_url, "--host", "hosta", "answered")
+    assert out.startswith(f"{a / 's1.jsonl'}:#2 assistant")
+
+
+def test_appends_are_indexed_incrementally_and_a_rewrite_from_the_start(pg, two_hosts):
+    a, _ = two_hosts
+    f = a / "s1.jsonl"
+    backend = PostgresBackend(pg.db_url, host="hosta")
+    try:
+        ix = Indexer(backend)
+        assert ix.update([str(a)]).indexed == 1
+        with open(f, "ab") as out:
+            out.write(line({"role": "user", "content": "a narwhal joins"}))
+        s = ix.update([str(a)])
+        assert (s.appended, s.indexed, s.docs) == (1, 0, 1)
+        assert [h.n for h in hits.search(backend, parse("narwhal"))] == [3]
+        # a rewrite with different bytes: indexed again from the start, the old words gone
+        f.write_bytes(line({"role": "user", "content": "only a dugong now"}))
+        s = ix.update([str(a)])
+        assert s.indexed == 1
+        assert list(hits.search(backend, parse("walrus"))) == []
+        assert [h.n for h in hits.search(backend, parse("dugong"))] == [1]
+        assert backend.count_docs() == 1
+        f.unlink()
+        assert ix.update([str(a)]).deleted == 1 and backend.count_docs() == 0
+    finally:
+        backend.close()
+
+
+def test_one_host_s_rows_never_touch_another_s(pg, two_hosts):
+    a, b = two_hosts
+    x, y = PostgresBackend(pg.db_url, host="hosta"), PostgresBackend(pg.db_url, host="hostb")
+    try:
+        Indexer(x).update([str(a)])
+        Indexer(y).update([str(a)])  # the same paths, indexed by another host: its own rows
+        assert len(x.files()) == len(y.files()) == 1
+        (a / "s1.jsonl").unlink()
+        Indexer(x).update([str(a)])
+        assert x.files() == [] and len(y.files()) == 1
+        assert sorted(x.hosts()) == [("hostb", 1)]
+    finally:
+        x.close()
+        y.close()
+
+
+def test_query_language_phrases_prefixes_exclusions_and_hostile_text(pg, tmp_path):
+    d = tmp_path / "s"
+    d.mkdir()
+    (d / "q.jsonl").write_bytes(
+        line({"role": "user", "content": "connection refused by the server"})
+        + line({"role": "user", "content": "refused connection, retry later"})
+        + line({"role": "user", "content": "deployment started"})
+        + line({"role": "user", "content": "it's a 'quote' \\ & | ! <-> :* drop table sv_docs; --"}))
+    backend = PostgresBackend(pg.db_url, host="hostz")
+    try:
+        Indexer(backend).update([str(d)])
+        ns = lambda q, sub=False: sorted(h.n for h in hits.search(backend, parse(q), substring=sub))
+        assert ns('"connection refused"') == [1]
+        assert ns("connection refused") == [1, 2]
+        assert ns("connection -retry") == [1]
+        assert ns("deploy*") == [3]
+        assert ns("deploy") == []
+        assert ns("'quote' & | ! <-> :* \\") == [4]
+        assert ns("drop table sv_docs;") == [4]
+        assert backend.count_docs() == 4  # nothing was dropped
+        backend.enable_grams()
+        assert backend.has_grams
+        assert ns("ploym", sub=True) == [3]
+        assert ns("'quote' \\", sub=True) == [4]
+        assert ns("100%", sub=True) == []  # % and _ are literal
+        assert ns("sv_d", sub=True) == [4]
+        assert ns("onnection -retry", sub=True) == [1]
+    finally:
+        backend.close()
+
+
+def test_words_are_the_query_language_s_not_postgresql_s():
+    assert tsvector("Run deploy.sh, deploy!") == "'run':1 'deploy':2,4 'sh':3"
+    assert to_tsquery(parse('deploy.sh "a b" pre* -x')) == "(('deploy' <-> 'sh') & ('a' <-> 'b') & 'pre':*) & !('x')"
+    assert to_tsquery(parse("it's")) == "('it' <-> 's')"
+
+
+def test_nul_and_lone_surrogates_are_stored(pg, tmp_path):
+    d = tmp_path / "s"
+    d.mkdir()
+    (d / "n.jsonl").write_bytes(b'{"role":"user","content":"nul \\u0000 here and \\ud800 lone walrus"}\n')
+    backend = PostgresBackend(pg.db_url, host="other")
+    try:
+        Indexer(backend).update([str(d)])
+        assert backend.count_docs() == 1
+    finally:
+        backend.close()
+
+
+# -- credentials -----------------------------------------------------------------------------------------
+def _fails_without_the_password(capsys, url: str, why: str) -> str:
+    code, out, err = run(capsys, "search", "-q", "--index", url, "walrus")
+    assert code == 2, (code, out, err)
+    assert pg_server.PASSWORD not in err and pg_server.PASSWORD not in out
+    assert why in err.lower(), err
+    assert redact(url) in err
+    return err
+
+
+def test_a_password_in_the_url_never_appears_when_the_connection_fails(capsys, pg):
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    _fails_without_the_password(capsys, pg.tcp_url(pg.db, port=closed), "refused")
+
+
+def test_a_password_in_the_url_never_appears_when_authentication_is_refused(capsys, pg):
+    url = pg.tcp_url(pg.db, password=pg_server.PASSWORD + "x")  # the wrong one, containing the right one
+    err = _fails_without_the_password(capsys, url, "password authentication failed")
+    assert "x" not in err.split("@")[0].split(":")[-1]
+
+
+def test_a_password_in_the_url_never_appears_for_a_missing_database(capsys, pg):
+    _fails_without_the_password(capsys, pg.tcp_url("no_such_db"), "does not exist")
+
+
+def test_the_right_password_works_and_pgpass_is_used(capsys, pg, two_hosts, tmp_path, monkeypatch):
+    a, _ = two_hosts
+    assert run(capsys, "index", "-q", "--to", pg.tcp_url(pg.db), "--host", "hosta", str(a))[0] == 0
+    pgpass = tmp_path / "pgpass"
+    pgpass.write_text(f"127.0.0.1:{pg.port}:{pg.db}:{pg_server.USER}:{pg_server.PASSWORD}\n")
+    pgpass.chmod(0o600)
+    monkeypatch.setenv("PGPASSFILE", str(pgpass))
+    url = f"postgresql://{pg_server.USER}@127.0.0.1:{pg.port}/{pg.db}"
+    code, out, err = run(capsys, "search", "-q", "--index", url, "--host", "hostq", "walrus")
+    assert code == 0 and out.startswith("hosta:"), err
+
+
+def test_sessionview_index_env_may_name_the_server(capsys, pg, two_hosts, monkeypatch):
+    a, _ = two_hosts
+    monkeypatch.setenv("SESSIONVIEW_INDEX", pg.db_url)
+    assert run(capsys, "index", "-q", "--host", "hosta", str(a))[0] == 0
+    code, out, _ = run(capsys, "search", "-q", "--host", "hostq", "walrus", "--json")
+    assert code == 0 and {h["host"] for h in jsons(out)} == {"hosta"}
+
+
+def test_redact():
+    assert redact("postgresql://u:secret@h:5/db?sslmode=require") == "postgresql://u:***@h:5/db?sslmode=require"
+    assert redact("postgresql://h/db?password=secret&user=u") == "postgresql://h/db?password=***&user=u"
+    assert redact("postgresql:///db?host=/tmp/s") == "postgresql:///db?host=/tmp/s"
+    assert redact("host=h password='se cret' dbname=x") == "host=h password=*** dbname=x"
