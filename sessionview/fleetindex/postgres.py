@@ -129,7 +129,7 @@ class PostgresBackend:
         psycopg = _psycopg()
         self.url = url
         self.path = redact(url)
-        self.host = host or socket.gethostname()
+        self.host = host or os.environ.get("SESSIONVIEW_HOST") or socket.gethostname()
         self.notice: str | None = None
         self._in_tx = False
         self._grams: bool | None = None
