@@ -31,7 +31,7 @@ TEXT_MAX = 100_000  # characters of a record kept and searched (a tsvector holds
 RECENT = 86400.0
 BOOST = 2.0
 COMMON = 5000  # more word matches than this are taken newest file first (ranking them all is slow)
-FETCH = 200  # rows per round trip of the search cursor
+FETCH = 25  # rows per round trip of the search cursor (20 hits are usually asked for; larger costs more)
 _MAX_POS = 16383
 _SIGNED = 1 << 63
 
