@@ -52,8 +52,12 @@ def add_commands(sub: Subparsers, formatter: Any) -> None:
                        "the start, and deleted files leave the index. Progress goes to stderr.\n\n"
                        "The index lives at $SESSIONVIEW_INDEX, or $XDG_CACHE_HOME/sessionview/index.sqlite\n"
                        "(default ~/.cache/...). It is a cache: delete the file (and its -wal and -shm\n"
-                       "files) to start again. A damaged or older one is rebuilt by itself.",
-                       epilog="examples:\n  sessionview index ~/agents/sessions\n  sessionview index . --watch")
+                       "files) to start again. A damaged or older one is rebuilt by itself.\n\n"
+                       "One index for a fleet: with --to postgresql://server/db (or $SESSIONVIEW_INDEX set to\n"
+                       "such a URL) every host feeds one PostgreSQL database, each row marked with --host\n"
+                       "(default: the host name). Needs psycopg (pip install 'sessionview[postgres]').",
+                       epilog="examples:\n  sessionview index ~/agents/sessions\n  sessionview index . --watch\n"
+                       "  sessionview index --to postgresql://indexer@db.internal/sessions ~/agents/sessions")
     p.add_argument("path", nargs="?", default=".", help="a directory of sessions (default: .) or one session file")
     p.add_argument("--watch", action="store_true", help="keep the index current as files change, until Ctrl+C")
     p.add_argument("-q", "--quiet", action="store_true", help="print no progress")
@@ -74,6 +78,9 @@ def add_commands(sub: Subparsers, formatter: Any) -> None:
                        "Each hit prints as PATH:#N role [tool] time, then the snippet with the match\n"
                        "marked; control characters are shown escaped.\n\n"
                        "A query that starts with '-' goes after '--': sessionview search -- -word other.\n\n"
+                       "With --index postgresql://... every host's sessions are searched; a hit on another\n"
+                       "host prints as HOST:PATH:#N ('sessionview show HOST:PATH' opens it over SSH), one on\n"
+                       "this host as its path; --json adds host and address.\n\n"
                        "exit status: 0 hits found, 1 none, 2 an error (a PATH that does not exist, a bad query).",
                        epilog="examples:\n  sessionview search deploy.sh ~/agents/sessions\n"
                        "  sessionview search '\"connection refused\" -retry' --role tool --since 2d\n"

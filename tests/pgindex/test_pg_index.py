@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -212,3 +214,27 @@ def test_redact():
     assert redact("postgresql://h/db?password=secret&user=u") == "postgresql://h/db?password=***&user=u"
     assert redact("postgresql:///db?host=/tmp/s") == "postgresql:///db?host=/tmp/s"
     assert redact("host=h password='se cret' dbname=x") == "host=h password=*** dbname=x"
+
+
+def test_without_psycopg_the_cli_says_how_to_install_it(capsys, monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # import psycopg now raises ImportError
+    code, _, err = run(capsys, "index", "-q", "--to", "postgresql://u:pw@h/db", str(tmp_path))
+    assert code == 2 and "pip install" in err and "psycopg" in err and "pw" not in err
+
+
+def test_sqlite_stays_the_default_and_never_loads_psycopg(tmp_path):
+    code = ("import sys\nfrom sessionview.cli import main\n"
+            f"main(['index', '-q', {str(tmp_path)!r}])\n"
+            "print('psycopg' in sys.modules, 'sessionview.fleetindex.postgres' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
+
+
+def test_a_hit_address_is_one_sessionview_show_takes():
+    from sessionview.fleetindex import hit_address
+    from sessionview.remote.address import parse as parse_address
+
+    for host, path in [("hosta", "/srv/s 1/it's.jsonl"), ("build-07.example.com", "/x/a:b.jsonl"), ("a", "/srv/x.jsonl"),
+                       ("ci@runner", "/s.jsonl")]:
+        got = parse_address(hit_address(host, path), check_local=False)
+        assert got is not None and (got.user + "@" if got.user else "") + got.host == host and got.path == path, (host, path, got)
