@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 __all__ = ["is_url", "redact", "scrub", "configured_index", "INSTALL_HINT"]
@@ -27,9 +28,31 @@ def is_url(text: str | None) -> bool:
 
 
 def configured_index() -> str | None:
-    """``$SESSIONVIEW_INDEX`` when it is a PostgreSQL URL (the app's cross-session search then uses it)."""
-    given = os.environ.get("SESSIONVIEW_INDEX", "")
-    return given.strip() if is_url(given) else None
+    """The shared index to use when none is named: ``$SESSIONVIEW_INDEX`` when it is a PostgreSQL URL, else
+    (when that variable is unset) ``index`` in config.toml. None: the local SQLite index."""
+    given = os.environ.get("SESSIONVIEW_INDEX")
+    if given is not None:
+        return given.strip() if is_url(given) else None
+    config = _config()
+    return config.index if config is not None else None
+
+
+def configured_host() -> str | None:
+    """This host's name in the shared index: ``$SESSIONVIEW_HOST``, else ``index_host`` in config.toml."""
+    given = os.environ.get("SESSIONVIEW_HOST")
+    if given:
+        return given
+    config = _config()
+    return config.index_host if config is not None else None
+
+
+def _config() -> Any:
+    from sessionview.core.config import ConfigError, load_config
+
+    try:
+        return load_config()
+    except ConfigError:  # the app and the commands that read the config report it
+        return None
 
 
 def redact(url: str) -> str:

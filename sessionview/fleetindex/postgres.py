@@ -24,7 +24,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from sessionview.core.index.model import Candidate, Doc, FileState, Filters, IndexUnavailable
 from sessionview.core.index.query import TOKEN, Query, QueryError, Term
-from sessionview.fleetindex import INSTALL_HINT, redact, scrub
+from sessionview.fleetindex import INSTALL_HINT, configured_host, redact, scrub
 
 VERSION = "1"
 TEXT_MAX = 100_000  # characters of a record kept and searched (a tsvector holds at most 1 MB)
@@ -123,13 +123,14 @@ def like_pattern(text: str) -> str:
 
 class PostgresBackend:
     """See the module docstring. ``url``: a ``postgresql://`` URL or conninfo (never printed: :attr:`path`
-    is it without the password). ``host``: the name on this host's rows (default: the host name)."""
+    is it without the password). ``host``: the name on this host's rows (default: ``$SESSIONVIEW_HOST``, else
+    ``index_host`` in config.toml, else the host name)."""
 
     def __init__(self, url: str, host: str | None = None, connect_timeout: float = 10.0) -> None:
         psycopg = _psycopg()
         self.url = url
         self.path = redact(url)
-        self.host = host or os.environ.get("SESSIONVIEW_HOST") or socket.gethostname()
+        self.host = host or configured_host() or socket.gethostname()
         self.notice: str | None = None
         self._in_tx = False
         self._grams: bool | None = None

@@ -238,3 +238,21 @@ def test_a_hit_address_is_one_sessionview_show_takes():
                        ("ci@runner", "/s.jsonl")]:
         got = parse_address(hit_address(host, path), check_local=False)
         assert got is not None and (got.user + "@" if got.user else "") + got.host == host and got.path == path, (host, path, got)
+
+
+def test_config_toml_may_name_the_shared_index_and_this_host(capsys, pg, two_hosts, monkeypatch, tmp_path):
+    a, _ = two_hosts
+    conf = tmp_path / "config.toml"
+    conf.write_text(f'index = "{pg.db_url}"\nindex_host = "hosta"\n')
+    monkeypatch.setenv("SESSIONVIEW_CONFIG", str(conf))
+    monkeypatch.delenv("SESSIONVIEW_INDEX")
+    monkeypatch.delenv("SESSIONVIEW_HOST", raising=False)
+    assert run(capsys, "index", "-q", str(a))[0] == 0
+    monkeypatch.setenv("SESSIONVIEW_HOST", "hostq")
+    code, out, _ = run(capsys, "search", "-q", "walrus", "--json")
+    assert code == 0 and {(h["host"], h["address"].startswith("hosta:")) for h in jsons(out)} == {("hosta", True)}
+    conf.write_text('index = "/not/a/url"\n')
+    from sessionview.core.config import ConfigError, load_config
+
+    with pytest.raises(ConfigError, match="PostgreSQL URL"):
+        load_config(str(conf))
