@@ -74,3 +74,16 @@ def test_enter_on_another_host_s_hit_runs_the_app_there_over_ssh_t(tmp_path, mon
     assert "-t" in argv and "BatchMode=yes" in argv and "hosta" in argv
     assert argv[-1].startswith("sessionview ") and "'\"'\"'" in argv[-1]  # the path quoted for the remote shell
     assert said.startswith("back from hosta:")
+
+
+def test_a_hostile_host_name_from_the_index_never_reaches_ssh(tmp_path, monkeypatch):
+    ran = tmp_path / "ran"
+    fake = tmp_path / "ssh"
+    fake.write_text(f"#!/bin/sh\ntouch {ran}\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(fleet_hits.shutil, "which", lambda name: str(fake) if name == "ssh" else None)
+    app = SimpleNamespace(suspend=contextlib.nullcontext)
+    for host in ("-oProxyCommand=touch /tmp/pwned", "a b", "host;rm -rf x", ""):
+        said = fleet_hits.open_remote(app, SimpleNamespace(host=host, path="/s.jsonl", n=1, remote=True))
+        assert "not an address ssh takes" in said
+    assert not ran.exists()
