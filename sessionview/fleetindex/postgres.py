@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import socket
 import time
 from typing import Any, Iterable, Iterator, Sequence
 
 from sessionview.core.index.model import Candidate, Doc, FileState, Filters, IndexUnavailable
-from sessionview.core.index.query import TOKEN, Query, QueryError, Term
+from sessionview.core.index.query import Query, QueryError, Term
 from sessionview.fleetindex import INSTALL_HINT, configured_host, redact, scrub
 
 VERSION = "1"
@@ -32,7 +33,7 @@ RECENT = 86400.0
 BOOST = 2.0
 COMMON = 5000  # more word matches than this are taken newest file first (ranking them all is slow)
 FETCH = 25  # rows per round trip of the search cursor (20 hits are usually asked for; larger costs more)
-_MAX_POS = 16383
+_NOT_WORD = re.compile(r"[\W_]+")
 _SIGNED = 1 << 63
 
 _SCHEMA = """
@@ -51,6 +52,11 @@ create table if not exists sv_calls(
     file_id bigint not null references sv_files(id) on delete cascade, call_id text not null, name text,
     primary key(file_id, call_id));
 """
+_STAGE = f"""create temp table if not exists sv_stage(
+    file_id bigint, host text, n integer, "offset" bigint, length bigint, role text, tool text, ts text,
+    epoch double precision, body text, words text)"""
+_DOC_COLUMNS = 'file_id, host, n, "offset", length, role, tool, ts, epoch, body'
+_STAGED = _DOC_COLUMNS + ", words"
 _GRAMS = "create index if not exists sv_docs_trgm on sv_docs using gin(body gin_trgm_ops)"
 _COLUMNS = "id, path, dev, ino, size, mtime_ns, end_, lines, head, tail, format, kind, partial"
 
@@ -82,38 +88,36 @@ def _clean(s: str) -> str:
     return s
 
 
-def tsvector(text: str) -> str:
-    """The ``tsvector`` literal of ``text``'s words (lower case, with positions)."""
-    pos: dict[str, list[int]] = {}
-    for i, tok in enumerate(TOKEN.findall(text.lower()), 1):
-        if len(tok.encode()) >= 2047:
-            continue
-        p = pos.setdefault(tok, [])
-        if len(p) < 256:
-            p.append(min(i, _MAX_POS))
-    return " ".join(f"'{t}':{','.join(map(str, dict.fromkeys(p)))}" for t, p in pos.items())
+def words(text: str) -> str:
+    """``text``'s words (the query language's: runs of letters and digits) in lower case, one space between:
+    what PostgreSQL's ``to_tsvector('simple', …)`` is given, so that its parser never sees ``deploy.sh``."""
+    return _NOT_WORD.sub(" ", text.lower()).strip()
 
 
-def _term_tsquery(term: Term) -> str | None:
-    tokens = [t.lower() for t in term.tokens if len(t.encode()) < 2047]
-    if not tokens:
+def _term_sql(term: Term) -> tuple[str, str] | None:
+    """One term as SQL that makes its ``tsquery`` from a parameter, and that parameter (letters, digits and
+    spaces only): a phrase of its words, the last one a prefix for ``word*``."""
+    text = words(term.text)
+    if not text:
         return None
-    parts = [f"'{t}'" for t in tokens]
     if term.prefix:
-        parts[-1] += ":*"
-    return parts[0] if len(parts) == 1 else "(" + " <-> ".join(parts) + ")"
+        return "to_tsquery('simple', %s)", "'" + text + "':*"
+    return "phraseto_tsquery('simple', %s)", text
 
 
-def to_tsquery(query: Query) -> str:
-    """The ``tsquery`` literal for ``query`` (lexemes are letters and digits only: nothing to escape)."""
-    positive = [e for e in (_term_tsquery(t) for t in query.positive) if e is not None]
+def to_tsquery(query: Query) -> tuple[str, list[str]]:
+    """``(SQL expression, parameters)`` making the ``tsquery`` for ``query``; its shape depends only on the
+    number of terms, their text is always a parameter."""
+    positive = [e for e in (_term_sql(t) for t in query.positive) if e is not None]
     if not positive:
         raise QueryError("the query has no letters or digits to search for")
-    q = " & ".join(positive)
-    negative = [e for e in (_term_tsquery(t) for t in query.negative) if e is not None]
+    sql = "(" + " && ".join(e for e, _ in positive) + ")"
+    params = [p for _, p in positive]
+    negative = [e for e in (_term_sql(t) for t in query.negative) if e is not None]
     if negative:
-        q = f"({q}) & !({' | '.join(negative)})"
-    return q
+        sql = f"({sql} && !!({' || '.join(e for e, _ in negative)}))"
+        params += [p for _, p in negative]
+    return sql, params
 
 
 def like_pattern(text: str) -> str:
@@ -208,11 +212,15 @@ class PostgresBackend:
             return 0
         with self.transaction():
             with self.conn.cursor() as cur:
-                with cur.copy('copy sv_docs(file_id, host, n, "offset", length, role, tool, ts, epoch, body, tsv) from stdin') as copy:
+                cur.execute(_STAGE)
+                with cur.copy(f"copy sv_stage({_STAGED}) from stdin") as copy:
                     for d in docs:
                         body = _clean(d.text[:TEXT_MAX])
                         copy.write_row((file_id, self.host, d.n, d.offset, d.length, _clean(d.role), _clean(d.tool),
-                                        d.timestamp and _clean(d.timestamp), d.epoch, body, tsvector(body)))
+                                        d.timestamp and _clean(d.timestamp), d.epoch, body, words(body)))
+                cur.execute(f"insert into sv_docs({_DOC_COLUMNS}, tsv) select {_DOC_COLUMNS}, to_tsvector('simple', words) "
+                            "from sv_stage order by n")
+                cur.execute("truncate sv_stage")
             calls = [(file_id, _clean(cid), _clean(name)) for d in docs for cid, name in d.calls]
             if calls:
                 with self.conn.cursor() as cur:
@@ -304,7 +312,10 @@ class PostgresBackend:
             sql = head.format(score="0.0") + "where " + " and ".join(conds + where) + " order by f.mtime_ns desc, d.id"
             yield from self._rows(sql, [self.host, *args, *params])
             return
-        tsq = to_tsquery(query)
+        q_sql, q_params = to_tsquery(query)
+        tsq = self.conn.execute(f"select ({q_sql})::text", q_params).fetchone()[0]
+        if not tsq:
+            return
         count = self.conn.execute(f"select count(*) from (select 1 from sv_docs where tsv @@ %s::tsquery limit {COMMON + 1}) c",
                                   (tsq,)).fetchone()[0]
         cond = " and ".join(["d.tsv @@ %s::tsquery", *where])
