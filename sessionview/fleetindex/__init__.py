@@ -5,7 +5,10 @@
 * this module: telling an index URL from a path, and the URL with its password removed (for every message).
 
 psycopg is imported only when a PostgreSQL index is opened, so nothing needs it (or a server) unless the
-user names one. Credentials are libpq's: the URL, ``PG*`` environment variables, ``~/.pgpass``.
+user names one: ``--to``/``--index URL``, ``$SESSIONVIEW_INDEX`` set to a URL, or ``index = "postgresql://…"``
+in config.toml (used when ``$SESSIONVIEW_INDEX`` is unset). This host's name on its rows: ``--host``,
+``$SESSIONVIEW_HOST``, ``index_host`` in config.toml, else the host name. Credentials are libpq's: the URL,
+``PG*`` environment variables, ``~/.pgpass``; messages show the URL without its password.
 """
 
 from __future__ import annotations

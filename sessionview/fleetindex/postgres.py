@@ -1,4 +1,4 @@
-"""The shared index store: PostgreSQL, with ``tsvector`` + GIN for words and ``pg_trgm`` for substrings.
+r"""The shared index store: PostgreSQL, with ``tsvector`` + GIN for words and ``pg_trgm`` for substrings.
 
 Tables (prefix ``sv_``): ``files`` (a :class:`FileState` per host and path), ``docs`` (a record's place,
 metadata, its text, bounded to :data:`TEXT_MAX` characters, and its ``tsvector``), ``calls`` (tool names by
@@ -6,9 +6,12 @@ call id) and ``meta``. Every ``files`` and ``docs`` row carries the host that in
 because a hit on another host cannot be read back from a local file: its snippet is made from the stored
 text; a hit on this host is read back from the file, as with SQLite (:mod:`sessionview.core.index.hits`).
 
-Words are the query language's (letters and digits, case folded): the ``tsvector`` is built here from the
-same tokens as the query, so PostgreSQL's own parser (which keeps ``deploy.sh`` whole) never decides what a
-word is. Queries become a ``tsquery`` value and ``ILIKE`` patterns, always passed as parameters.
+Words are the query language's (runs of letters and digits): the text is cut to them here, one space between
+(:func:`words`), so PostgreSQL's parser, which would keep ``deploy.sh`` or an e-mail address whole, sees
+plain words; ``to_tsvector('simple', …)`` (lower case, no stemming) makes the ``tsvector``. Each query term
+goes through the same cut and the same parser (``phraseto_tsquery``, ``to_tsquery`` for a prefix), so both
+sides split alike. The query's text only ever travels as parameters (``ILIKE`` patterns with ``%``, ``_`` and
+``\`` escaped for ``--substring``); the SQL's shape depends only on how many terms there are.
 
 Writers of one host take a transaction-scoped advisory lock on the host's name, so two indexers on one
 host never add a record twice (the Indexer's state check does the rest); other hosts write at once.
@@ -52,7 +55,7 @@ create table if not exists sv_calls(
     file_id bigint not null references sv_files(id) on delete cascade, call_id text not null, name text,
     primary key(file_id, call_id));
 """
-_STAGE = f"""create temp table if not exists sv_stage(
+_STAGE = """create temp table if not exists sv_stage(
     file_id bigint, host text, n integer, "offset" bigint, length bigint, role text, tool text, ts text,
     epoch double precision, body text, words text)"""
 _DOC_COLUMNS = 'file_id, host, n, "offset", length, role, tool, ts, epoch, body'
