@@ -266,3 +266,22 @@ def test_config_toml_may_name_the_shared_index_and_this_host(capsys, pg, two_hos
 
     with pytest.raises(ConfigError, match="PostgreSQL URL"):
         load_config(str(conf))
+
+
+def test_two_indexers_of_one_host_at_once_add_every_record_once(pg, tmp_path):
+    d = tmp_path / "s"
+    d.mkdir()
+    for k in range(6):
+        (d / f"s{k}.jsonl").write_bytes(b"".join(line({"role": "user", "content": f"walrus {k} {i}"}) for i in range(300)))
+    env = {**os.environ}
+    argv = [sys.executable, "-m", "sessionview", "index", "-q", "--to", pg.db_url, "--host", "same", str(d)]
+    procs = [subprocess.Popen(argv, env=env, stderr=subprocess.PIPE) for _ in range(2)]
+    for p in procs:
+        assert p.wait(timeout=120) == 0, p.stderr.read() if p.stderr else ""
+    backend = PostgresBackend(pg.db_url, host="same")
+    try:
+        assert backend.count_docs() == 6 * 300
+        rows = backend.conn.execute("select count(*), count(distinct (file_id, n)) from sv_docs").fetchone()
+        assert rows[0] == rows[1]
+    finally:
+        backend.close()
