@@ -285,3 +285,23 @@ def test_two_indexers_of_one_host_at_once_add_every_record_once(pg, tmp_path):
         assert rows[0] == rows[1]
     finally:
         backend.close()
+
+
+def test_many_hits_come_in_pages_each_once(pg, tmp_path, monkeypatch):
+    from sessionview.fleetindex import postgres
+
+    monkeypatch.setattr(postgres, "FETCH", 3)
+    monkeypatch.setattr(postgres, "COMMON", 50)  # past it: newest file first, unranked
+    d = tmp_path / "s"
+    d.mkdir()
+    (d / "many.jsonl").write_bytes(b"".join(line({"role": "user", "content": f"walrus number {i}"}) for i in range(120)))
+    backend = PostgresBackend(pg.db_url, host="other")
+    try:
+        Indexer(backend).update([str(d)])
+        for q in ("walrus", "number -nothing"):
+            ns = [h.n for h in hits.search(backend, parse(q))]
+            assert sorted(ns) == list(range(1, 121)), q
+        few = [h.n for h in hits.search(backend, parse('"number 7"'))]
+        assert few == [8]
+    finally:
+        backend.close()
