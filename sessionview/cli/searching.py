@@ -52,11 +52,16 @@ def add_commands(sub: Subparsers, formatter: Any) -> None:
                        "the start, and deleted files leave the index. Progress goes to stderr.\n\n"
                        "The index lives at $SESSIONVIEW_INDEX, or $XDG_CACHE_HOME/sessionview/index.sqlite\n"
                        "(default ~/.cache/...). It is a cache: delete the file (and its -wal and -shm\n"
-                       "files) to start again. A damaged or older one is rebuilt by itself.",
-                       epilog="examples:\n  sessionview index ~/agents/sessions\n  sessionview index . --watch")
+                       "files) to start again. A damaged or older one is rebuilt by itself.\n\n"
+                       "One index for a fleet: with --to postgresql://server/db (or $SESSIONVIEW_INDEX set to\n"
+                       "such a URL) every host feeds one PostgreSQL database, each row marked with --host\n"
+                       "(default: the host name). Needs psycopg (pip install 'sessionview[postgres]').",
+                       epilog="examples:\n  sessionview index ~/agents/sessions\n  sessionview index . --watch\n"
+                       "  sessionview index --to postgresql://indexer@db.internal/sessions ~/agents/sessions")
     p.add_argument("path", nargs="?", default=".", help="a directory of sessions (default: .) or one session file")
     p.add_argument("--watch", action="store_true", help="keep the index current as files change, until Ctrl+C")
     p.add_argument("-q", "--quiet", action="store_true", help="print no progress")
+    _fleet_options(p, "--to")
     p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("search", help="search every indexed session", formatter_class=formatter,
@@ -73,6 +78,9 @@ def add_commands(sub: Subparsers, formatter: Any) -> None:
                        "Each hit prints as PATH:#N role [tool] time, then the snippet with the match\n"
                        "marked; control characters are shown escaped.\n\n"
                        "A query that starts with '-' goes after '--': sessionview search -- -word other.\n\n"
+                       "With --index postgresql://... every host's sessions are searched; a hit on another\n"
+                       "host prints as HOST:PATH:#N ('sessionview show HOST:PATH' opens it over SSH), one on\n"
+                       "this host as its path; --json adds host and address.\n\n"
                        "exit status: 0 hits found, 1 none, 2 an error (a PATH that does not exist, a bad query).",
                        epilog="examples:\n  sessionview search deploy.sh ~/agents/sessions\n"
                        "  sessionview search '\"connection refused\" -retry' --role tool --since 2d\n"
@@ -88,17 +96,39 @@ def add_commands(sub: Subparsers, formatter: Any) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object per hit: path, n, role, tool, timestamp, snippet, ...")
     p.add_argument("--limit", type=int, default=20, metavar="N", help="at most N hits (default 20; 0: all)")
     p.add_argument("-q", "--quiet", action="store_true", help="print no progress")
+    _fleet_options(p, "--index")
     p.set_defaults(func=cmd_search)
 
 
+def _fleet_options(p: argparse.ArgumentParser, option: str) -> None:
+    g = p.add_argument_group("one index for a fleet (PostgreSQL)")
+    g.add_argument(option, dest="url", metavar="URL",
+                   help="a shared PostgreSQL index, postgresql://[user@]server/db (default: $SESSIONVIEW_INDEX "
+                   "when it is such a URL, else the local SQLite index). The password comes from ~/.pgpass or "
+                   "$PGPASSWORD (as libpq does) and is never printed")
+    g.add_argument("--host", metavar="NAME", help="this host's name in the shared index (default: the host name); "
+                   "use the name 'ssh' knows it by, so that other hosts can open its hits")
+
+
 # -- shared --------------------------------------------------------------------------------------------
-def _backend() -> SqliteBackend:
+def _backend(url: str | None = None, host: str | None = None) -> SqliteBackend:
+    from sessionview import fleetindex
     from sessionview.core.index import default_index_path
     from sessionview.core.index.model import IndexUnavailable
     from sessionview.core.index.sqlite import SqliteBackend
 
+    url = url or fleetindex.configured_index()
     try:
-        backend = SqliteBackend(default_index_path())
+        if url:
+            if not fleetindex.is_url(url):
+                raise CliError(f"{shown(fleetindex.redact(url))}: not a PostgreSQL URL (postgresql://...)")
+            from sessionview.fleetindex.postgres import PostgresBackend
+
+            backend: Any = PostgresBackend(url, host)
+        else:
+            if host:
+                raise CliError("--host names this host in a shared PostgreSQL index: give --to/--index URL")
+            backend = SqliteBackend(default_index_path())
     except IndexUnavailable as exc:
         raise CliError(str(exc)) from None
     if backend.notice:
@@ -144,7 +174,11 @@ def _update(indexer: Indexer, paths: list[str]) -> Any:
 
     try:
         return indexer.update(paths)
-    except sqlite3.DatabaseError as exc:  # damage found while writing: start again once
+    except Exception as exc:
+        if hasattr(indexer.backend, "error") and type(exc).__module__.startswith("psycopg"):  # the server failed
+            raise CliError(indexer.backend.error(exc)) from None
+        if not isinstance(exc, sqlite3.DatabaseError):
+            raise  # damage found while writing: start again once
         indexer.backend.reset(f"the index {indexer.backend.path} was damaged ({exc}); rebuilt it")
         err(indexer.backend.notice or "")
         return indexer.update(paths)
@@ -164,7 +198,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     from sessionview.core.index.indexer import Indexer
 
     paths = _check_paths([args.path])
-    backend = _backend()
+    backend = _backend(args.url, args.host)
     meter = _Meter(args.quiet)
     indexer = Indexer(backend, progress=meter)
     try:
@@ -218,11 +252,12 @@ def cmd_search(args: argparse.Namespace) -> int:
         query = parse(args.query)
     except QueryError as exc:
         raise CliError(f"search: {exc}") from None
-    backend = _backend()
+    backend = _backend(args.url, args.host)
     update = paths
     if args.substring and not backend.has_grams:
         if not args.quiet:
-            err("building the substring index (once; every session is indexed again)")
+            err("building the substring index (once; every session is indexed again)" if not args.url and not hasattr(backend, "hosts")
+                else "building the substring index (once)")
         update = paths or [s.path for s in backend.files()]  # what was indexed is indexed again
         backend.enable_grams()
     meter = _Meter(args.quiet)
@@ -231,7 +266,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         summary = _update(indexer, update)
     finally:
         meter.done()
-    if not paths and not backend.files():
+    if not paths and not (backend.hosts() if hasattr(backend, "hosts") else backend.files()):
         err("the index is empty: run 'sessionview index PATH' first, or give a PATH to search")
         return 1
     for why in summary.skipped[:20]:
@@ -249,6 +284,10 @@ def cmd_search(args: argparse.Namespace) -> int:
                 break
     except QueryError as exc:
         raise CliError(f"search: {exc}") from None
+    except Exception as exc:
+        if hasattr(backend, "error") and type(exc).__module__.startswith("psycopg"):
+            raise CliError(backend.error(exc)) from None
+        raise
     finally:
         backend.close()
     return 0 if found else 1
@@ -262,16 +301,26 @@ def _json(hit: Any) -> str:
     import orjson
 
     return orjson.dumps({
+        **({"host": hit.host, "address": address(hit)} if hit.host else {}),
         "path": hit.path, "n": hit.n, "role": hit.role, "tool": hit.tool or None, "timestamp": hit.timestamp,
         "snippet": hit.snippet, "format": hit.format, "offset": hit.offset if hit.offset >= 0 else None,
         "marks": hit.marked,
     }, default=str).decode("utf-8", "replace") + "\n"
 
 
+def address(hit: Any) -> str:
+    """Where a hit's session is: its path on this host, ``host:path`` (``sessionview show`` takes it) on another."""
+    if not hit.remote:
+        return hit.path
+    from sessionview.fleetindex import hit_address
+
+    return hit_address(hit.host, hit.path)
+
+
 def _text(hit: Any, tty: bool) -> str:
     from sessionview.core.text import escape_control
 
-    head = f"{shown(hit.path)}:#{hit.n} {escape_control(hit.role, one_line=True)}"
+    head = f"{shown(address(hit))}:#{hit.n} {escape_control(hit.role, one_line=True)}"
     if hit.tool:
         head += f" [{escape_control(hit.tool, one_line=True)}]"
     if hit.timestamp:

@@ -7,6 +7,8 @@ summarizer_timeout = 120
 backups_keep = 20                 # backups kept per file (the newest is never pruned)
 backups_max_bytes = "2GiB"        # all files' backups together: bytes, or "500MiB", "2GiB", "1.5G", "100MB"
 index_in_background = true       # the app keeps the full-text index current from the session list
+index = "postgresql://sv@db.internal/sessions"   # the fleet's shared index (default: the local SQLite one);
+index_host = "gpu-box"            # this host's name in it (default: the host name); the password: ~/.pgpass
 
 [keymap]            # binding id = keys (comma-separated); every action of the app has an id
 edit = "e"
@@ -50,12 +52,16 @@ class Config:
     #: the fleet: host name -> the address of its session directory (parsed by :mod:`sessionview.remote`)
     hosts: dict[str, str] = field(default_factory=dict)
     index_in_background: bool = True
+    index: str | None = None  # a postgresql:// URL: the shared index searched by default
+    index_host: str | None = None
     path: str | None = None
     #: mistakes that did not stop the file from loading (an unknown setting), as ``path:line: what``
     problems: tuple[str, ...] = ()
 
 
-KNOWN_KEYS = ("keymap", "summarizer", "summarizer_timeout", "backups_keep", "backups_max_bytes", "hosts", "index_in_background")
+KNOWN_KEYS = (
+    "keymap", "summarizer", "summarizer_timeout", "backups_keep", "backups_max_bytes", "hosts", "index_in_background", "index", "index_host",
+)
 
 
 def line_of(path: str, key: str, section: str | None = None) -> int | None:
@@ -132,10 +138,15 @@ def load_config(path: str | None = None) -> Config:
     background = data.get("index_in_background", True)
     if not isinstance(background, bool):
         raise ConfigError(f"{where(path, 'index_in_background')}: index_in_background must be true or false; got {background!r}")
+    index, index_host = data.get("index"), data.get("index_host")
+    if index is not None and not (isinstance(index, str) and index.lower().startswith(("postgresql://", "postgres://"))):
+        raise ConfigError(f"{where(path, 'index')}: index must be a PostgreSQL URL (\"postgresql://[user@]server/db\")")
+    if index_host is not None and not (isinstance(index_host, str) and index_host.strip()):
+        raise ConfigError(f"{where(path, 'index_host')}: index_host must be a host name")
     problems = tuple(
         f"{where(path, key)}: unknown setting {key!r} (known: {', '.join(KNOWN_KEYS)})" for key in data if key not in KNOWN_KEYS
     )
     return Config(
         dict(keymap), summarizer, float(timeout), backups_keep=keep, backups_max_bytes=max_bytes, hosts=dict(hosts),
-        index_in_background=background, path=path, problems=problems
+        index_in_background=background, path=path, problems=problems, index=index, index_host=index_host,
     )

@@ -1,9 +1,10 @@
 """A search: the store's candidates, each checked against its session file and given a snippet.
 
-The index keeps no text. Each candidate's record is read back from the file at its byte offset (a
+The embedded index keeps no text. Each candidate's record is read back from the file at its byte offset (a
 document's message from the document), its text extracted as when it was indexed, and the query checked
 against it: phrases, prefixes, substrings and exclusions exactly, and a record that changed since it was
-indexed (a race with a writer) is dropped rather than shown wrong. The snippet is the text around the
+indexed (a race with a writer) is dropped rather than shown wrong. A shared store's candidate on another host brings its
+text along (:attr:`Candidate.text`), checked and cut the same way. The snippet is the text around the
 first match, whitespace folded, with every match marked; it is raw, untrusted text (fronts escape it).
 """
 
@@ -154,13 +155,14 @@ def _checked(backend: IndexBackend, query: Query, filters: Filters, substring: b
         for c in backend.search(query, filters, substring):
             if should_stop():
                 return
-            text = reader.text(c)
+            text = c.text if c.text is not None else reader.text(c)  # another host's record: the store's text
             if text is None:
                 continue
             ok, whole, patterns = check(text, query, substring)
             if not ok:
                 continue
-            yield whole, Hit(c.path, c.n, c.role, c.tool, c.timestamp, c.format, c.offset, snippet(text, patterns), c.mtime)
+            yield whole, Hit(c.path, c.n, c.role, c.tool, c.timestamp, c.format, c.offset, snippet(text, patterns), c.mtime,
+                             c.host, c.text is not None)
     finally:
         reader.close()
 

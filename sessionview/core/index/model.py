@@ -89,6 +89,8 @@ class Candidate:
     timestamp: str | None
     mtime: float
     score: float
+    host: str = ""  # the host that indexed it (a shared store); "" for the embedded one
+    text: str | None = None  # the record's text when the store keeps it and the file is on another host
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +107,8 @@ class Hit:
     offset: int
     parts: tuple[tuple[str, bool], ...] = field(default=())
     mtime: float = 0.0
+    host: str = ""  # the host the session is on (a shared store); "" for the embedded one
+    remote: bool = False  # on another host than this one (its snippet came from the store's text)
 
     @property
     def snippet(self) -> str:

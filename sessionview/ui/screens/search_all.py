@@ -7,7 +7,8 @@ nice value is raised (``setpriority`` on its thread id). Hits show as they arriv
 worker and posts them in batches): session, ``#N``, role, time and a snippet with the match marked. The
 snippet is untrusted text: each piece is escaped (:func:`sessionview.core.text.escape_control`) and set as a
 plain :class:`rich.text.Text` span, never as markup. Enter opens the session at that message, with the match
-highlighted as in-session search does.
+highlighted as in-session search does. On a shared PostgreSQL index (:mod:`.fleet_hits`) every host's hits
+show, another host's as ``host:path``, and Enter there runs the app on that host over ``ssh -t``.
 """
 
 from __future__ import annotations
@@ -129,7 +130,11 @@ class SearchAllScreen(Screen):
     def _backend(self) -> Any:
         from sessionview.core.index import default_index_path
         from sessionview.core.index.sqlite import SqliteBackend
+        from sessionview.ui.screens import fleet_hits
 
+        url = fleet_hits.index_url(self.index_path)
+        if url:
+            return fleet_hits.open_backend(url)  # the fleet's index (this host's files are fed to it too)
         return SqliteBackend(self.index_path or default_index_path())
 
     def _update(self, backend: Any, paths: list[str], should_stop: Callable[[], bool], wait: bool = True) -> bool:
@@ -242,7 +247,8 @@ class SearchAllScreen(Screen):
             batch: list = []
             last = time.monotonic()
             count = 0
-            for hit in index_hits.search(backend, query, Filters(paths=(self.root,)), substring, should_stop=stop):
+            filters = Filters() if hasattr(backend, "hosts") else Filters(paths=(self.root,))  # a fleet: every host
+            for hit in index_hits.search(backend, query, filters, substring, should_stop=stop):
                 batch.append(hit)
                 count += 1
                 now = time.monotonic()
@@ -264,7 +270,7 @@ class SearchAllScreen(Screen):
             return
         options = self.query_one("#search-all-hits", OptionList)
         for hit in message.hits:
-            options.add_option(Option(hit_text(hit, self._rel(hit.path)), id=f"hit-{len(self.hits)}"))
+            options.add_option(Option(hit_text(hit, self._label(hit)), id=f"hit-{len(self.hits)}"))
             self.hits.append(hit)
         if options.highlighted is None and self.hits:
             options.highlighted = 0
@@ -282,6 +288,13 @@ class SearchAllScreen(Screen):
     def _index_progress(self, message: IndexProgress) -> None:
         self.index_status = message.text
         self._header()
+
+    def _label(self, hit: Any) -> str:
+        if getattr(hit, "remote", False):
+            from sessionview.ui.screens.fleet_hits import address_of
+
+            return address_of(hit)
+        return self._rel(hit.path)
 
     def _rel(self, path: str) -> str:
         try:
@@ -319,6 +332,11 @@ class SearchAllScreen(Screen):
             term = parse(self.query_text).highlight()
         except QueryError:
             term = ""
+        if getattr(hit, "remote", False):  # on another host: the app there, over ssh -t
+            from sessionview.ui.screens.fleet_hits import open_remote
+
+            self._status(open_remote(self.app, hit))
+            return
         display = os.path.join(self.display_root, self._rel(hit.path))
         if self.open_session is not None:
             self.open_session(hit.path, display, hit.n, term)
