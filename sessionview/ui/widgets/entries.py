@@ -4,6 +4,7 @@ Only the rows that are drawn or scrolled over are ever painted. And the "N new m
 
 from __future__ import annotations
 
+import bisect
 from typing import Callable
 
 from rich.console import Console
@@ -14,21 +15,32 @@ from textual.strip import Strip
 
 from sessionview.core.doc.model import Kind, ToolCall, ToolResult, View
 from sessionview.core.view import timing
+from sessionview.core.view.stats import view_tokens
 from sessionview.core.view.transcript import TranscriptModel
 from sessionview.ui.widgets.blocks import Entry, Links, Painter, Palette
 from sessionview.ui.widgets.toolviews import any_error
 
 CACHE_SIZE = 512
+#: the gutter's token bar: a record's (estimated) tokens, one glyph per step, so a big record stands out
+TOKEN_STEPS = (100, 500, 1_000, 2_000, 5_000, 10_000, 20_000)
+TOKEN_BARS = "▁▂▃▄▅▆▇█"
+
+
+def token_bar(tokens: int) -> str:
+    """The gutter glyph for a record of ``tokens``: ▁ under 100 … █ from 20k."""
+    return TOKEN_BARS[bisect.bisect_right(TOKEN_STEPS, tokens)]
 
 
 class EntryCache:
     def __init__(self, size: int = CACHE_SIZE) -> None:
         self.lines: LRUCache[tuple, list[Strip]] = LRUCache(size)
         self.role_styles: LRUCache[int, Style] = LRUCache(size)
+        self.bars: LRUCache[int, str] = LRUCache(size)
 
     def clear(self) -> None:
         self.lines.clear()
         self.role_styles.clear()
+        self.bars.clear()
 
     def drop_pending(self) -> None:
         """Forget the drawn pending line (it grew or was completed)."""
@@ -71,6 +83,15 @@ class EntryCache:
             style = _role_style(m.view(n), pal)
             self.role_styles.set(n, style)
         return style
+
+    def token_bar(self, m: TranscriptModel, n: int) -> str:
+        """The token bar in record ``n``'s gutter (its first line)."""
+        bar = self.bars.get(n)
+        if bar is None:
+            view = m.view(n)
+            bar = token_bar(view_tokens(view) or 0) if view.kind is not Kind.INVALID else " "
+            self.bars.set(n, bar)
+        return bar
 
 
 def partner_results(m: TranscriptModel, view: View, links: Links) -> dict[str, tuple[int | None, ToolResult]]:

@@ -243,10 +243,11 @@ class TranscriptView(Widget, can_focus=True):
             return Strip([Segment("▌ ", style + pal["transcript--gutter-cursor"])], GUTTER)
         if in_range:
             return Strip([Segment("┃ ", style + pal["transcript--gutter-range"])], GUTTER)
-        role_style = pal["transcript--pending"]
+        role_style, bar = pal["transcript--pending"], " "
         if not self.is_pending_row(row) and self.model is not None:
-            role_style = self._entries.role_style(self.model, self.model.number_at(row), pal)
-        return Strip([Segment("▎ ", style + role_style)], GUTTER)
+            n = self.model.number_at(row)
+            role_style, bar = self._entries.role_style(self.model, n, pal), self._entries.token_bar(self.model, n) if li == 0 else " "
+        return Strip([Segment("▎", style + role_style), Segment(bar, style + pal["transcript--dim"])], GUTTER)
 
     def visible_rows(self) -> int:
         """How many records are (partly) on screen."""
