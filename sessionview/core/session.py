@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from sessionview.core import formats, jsondoc, littleghost
 from sessionview.core.doc.document import Document, Record, Source
@@ -120,43 +120,64 @@ class JsonlSession(Session):
             yield self.view(n, keep=False)
 
     def view(self, number: int, keep: bool = True) -> View:
-        parsed = self.parsed(number, keep=keep)
-        if not parsed.ok:
-            problems = []
-            if parsed.status is not Status.BLANK:
-                problems.append(
-                    Problem(
-                        parsed.status.value,
-                        parsed.error or parsed.status.value,
-                        number,
-                        severity=_PROBLEM_SEVERITY.get(parsed.status, "error"),
-                    )
+        size = self.doc.record_size(number)
+        record = self.doc.record(number) if size <= self.cap + 2 and (number, self.doc.source_index(number)) not in self._cache else None
+        parsed = self.parsed(number, record, keep=keep)
+
+        def raw_of(limit: int | None) -> bytes:
+            if limit is None:
+                return record.raw if record is not None else self.doc.record(number).raw
+            return self.raw_preview(number, limit)
+
+        return build_view(self.adapter, number, parsed, size, raw_of)
+
+
+def build_view(adapter: Adapter, number: int, parsed: Parsed, size: int, raw_of: Callable[[int | None], bytes]) -> View:
+    """The view of record ``number`` from its parse, for any reader of the records (``JsonlSession.view``, the
+    streaming of :mod:`sessionview.core.streamview`). ``size`` counts the terminator; ``raw_of(limit)`` gives
+    the record's first ``limit`` bytes as :meth:`JsonlSession.raw_preview` does, ``raw_of(None)`` all of them."""
+    if not parsed.ok:
+        problems = []
+        if parsed.status is not Status.BLANK:
+            problems.append(
+                Problem(
+                    parsed.status.value,
+                    parsed.error or parsed.status.value,
+                    number,
+                    severity=_PROBLEM_SEVERITY.get(parsed.status, "error"),
                 )
-            raw = self.raw_preview(number, PREVIEW if parsed.status is Status.OVERSIZED else RAW_PREVIEW)
-            return View(number, Kind.INVALID, label=parsed.status.value, problems=problems, raw=raw, text=parsed.error)
-        try:
-            view = self.adapter.view(number, parsed.value)
-        except Exception as exc:  # an adapter must never take the app down
-            view = View(number, Kind.UNKNOWN, label="unreadable", value=parsed.value)
-            view.problems.append(warn(number, f"could not interpret the record: {type(exc).__name__}: {exc}"))
-        if view.kind is Kind.UNKNOWN and view.raw is None:
-            view.raw = self.raw_preview(number)
-        if view.timestamp is None:
-            view.timestamp = _timestamp(self.adapter, parsed.value)
-        if parsed.status is Status.DUPLICATE_KEYS:
-            view.problems.append(Problem("duplicate keys", parsed.error, number))
-        for note in parsed.notes:
-            if note in ("NaN/Infinity", "lone surrogate"):
-                view.problems.append(warn(number, f"{note}: not strict JSON; most readers reject it"))
-        try:
-            view.problems.extend(self.adapter.schema_problems(number, parsed.value))
-        except Exception as exc:
-            view.problems.append(warn(number, f"schema check failed: {type(exc).__name__}: {exc}"))
-        if self.adapter.name == "brute" and self.doc.record_size(number) > 200:
-            raw = self.doc.record(number).raw
-            if raw.count(b"[") + raw.count(b"{") > 100 and nesting_depth(raw) > 100:
+            )
+        raw = raw_of(PREVIEW if parsed.status is Status.OVERSIZED else RAW_PREVIEW)
+        return View(number, Kind.INVALID, label=parsed.status.value, problems=problems, raw=raw, text=parsed.error)
+    value = parsed.value
+    try:
+        view = adapter.view(number, value)
+    except Exception as exc:  # an adapter must never take the app down
+        view = View(number, Kind.UNKNOWN, label="unreadable", value=value)
+        view.problems.append(warn(number, f"could not interpret the record: {type(exc).__name__}: {exc}"))
+    if view.kind is Kind.UNKNOWN and view.raw is None:
+        view.raw = raw_of(RAW_PREVIEW)
+    if view.timestamp is None:
+        view.timestamp = _timestamp(adapter, value)
+    if parsed.status is Status.DUPLICATE_KEYS:
+        view.problems.append(Problem("duplicate keys", parsed.error, number))
+    for note in parsed.notes:
+        if note in ("NaN/Infinity", "lone surrogate"):
+            view.problems.append(warn(number, f"{note}: not strict JSON; most readers reject it"))
+    try:
+        view.problems.extend(adapter.schema_problems(number, value))
+    except Exception as exc:
+        view.problems.append(warn(number, f"schema check failed: {type(exc).__name__}: {exc}"))
+    if size > 200 and adapter.name == "brute":
+        bound = parsed.depth_bound
+        raw = b""
+        if bound < 0:  # a parse from elsewhere: count the brackets
+            raw = raw_of(None)
+            bound = raw.count(b"[") + raw.count(b"{")
+        if bound > 100:
+            if nesting_depth(raw or raw_of(None)) > 100:
                 view.problems.append(warn(number, "nesting deeper than 100: Ruby's JSON.parse raises NestingError"))
-        return view
+    return view
 
 
 def _timestamp(adapter: Adapter, value: Any) -> str | None:
