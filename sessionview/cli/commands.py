@@ -58,6 +58,7 @@ def _opening(path: str, fn: "Callable[[], T]") -> "T":
 
 #: files up to this size are paired first, so that a call shows where its result is (bigger ones stream)
 SHOW_PAIR_FIRST = 16 * 1024 * 1024
+SHOW_WRITE = 1 << 20  # characters of records joined into one write
 
 
 def show_range(args: argparse.Namespace, total: int) -> tuple[int, int]:
@@ -110,16 +111,24 @@ def cmd_show(args: argparse.Namespace) -> int:
             out.write(f"subagent {escape(agent_id_of(args.file) or '')} of: {escape(parent)}\n")
         for sub in subagent_files(args.file):
             out.write(f"subagent file: {escape(sub)}\n")
-        shown = messages = 0
+        shown = messages = held = 0
         running = isinstance(pairing, render.RunningPairing)
+        parts: list[str] = []
         for view in views:
             if running:
                 pairing.see(view)
-            out.write("\n" + render.view_text(view, pairing, width=args.width, subagent_calls=calls) + "\n")
+            text = render.view_text(view, pairing, width=args.width, subagent_calls=calls)
+            parts.append(text)
+            held += len(text)
             shown += len(view.numbers)
             messages += 1
-            if messages == 1:
-                out.flush()  # the first record at once, the rest in big writes
+            if held > SHOW_WRITE or messages == 1:  # the first record at once, the rest in big writes
+                out.write("\n" + "\n\n".join(parts) + "\n")
+                if messages == 1:
+                    out.flush()
+                parts, held = [], 0
+        if parts:
+            out.write("\n" + "\n\n".join(parts) + "\n")
         count = stream.count if stream is not None else len(session)
         if stream is not None:
             last = count
