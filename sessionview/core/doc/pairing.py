@@ -3,8 +3,9 @@ duplicate call ids."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Any, Iterable
 
 from sessionview.core.doc.model import Problem, View
 
@@ -71,3 +72,58 @@ def pair(views: Iterable[View]) -> Pairing:
         else:
             p.orphans.append((cid, n))
     return p
+
+
+class CallLedger:
+    """:func:`pair`'s problems from the tool calls and results fed one record at a time, in record order,
+    keeping per call id only an int (its record and whether it was answered) and its tool name (``check`` of a
+    huge file: no list of results, no views)."""
+
+    def __init__(self) -> None:
+        self.calls: dict[Any, int] = {}  # call id -> #N << 1 | answered
+        self.names: dict[Any, str] = {}
+        self.duplicate_calls: dict[Any, list[int]] = {}
+        self.pending: list[tuple[Any, int]] = []  # results before (or without) their call
+
+    def feed(self, number: int, calls: Iterable[tuple[Any, str]], results: Iterable[Any]) -> None:
+        known = self.calls
+        for cid, name in calls:
+            if cid is None:
+                continue
+            seen = known.get(cid)
+            if seen is not None:
+                if seen >> 1 != number:
+                    self.duplicate_calls.setdefault(cid, [seen >> 1]).append(number)
+                else:
+                    self.duplicate_calls.setdefault(cid, [number, number])
+            else:
+                known[cid] = number << 1
+                self.names[cid] = sys.intern(name) if type(name) is str else name
+        for cid in results:
+            seen = known.get(cid) if cid is not None else None
+            if seen is not None:
+                known[cid] = seen | 1
+            else:
+                self.pending.append((cid, number))
+
+    def problems(self) -> list[Problem]:
+        """What ``pair(views).problems()`` gives for the same records."""
+        known = self.calls
+        orphans = []
+        for cid, n in self.pending:
+            seen = known.get(cid) if cid is not None else None
+            if seen is not None:
+                known[cid] = seen | 1
+            else:
+                orphans.append((cid, n))
+        self.pending = []
+        p = Pairing(duplicate_calls=self.duplicate_calls, orphans=orphans)
+        out: list[Problem] = []
+        for cid, v in known.items():
+            if not v & 1:
+                name = self.names.get(cid, "")
+                out.append(Problem("dangling tool call", f"tool call {cid} ({name}) has no result", v >> 1, (cid,)))
+        rest = p.problems()  # orphans and duplicates: no calls in ``p``, so nothing dangles there
+        out.extend(rest)
+        out.sort(key=lambda q: (q.number or 0, q.kind))
+        return out
