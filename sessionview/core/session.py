@@ -90,7 +90,10 @@ class JsonlSession(Session):
         if hit is not None:
             self._cache.move_to_end(key)
             return hit
-        size = self.doc.record_size(number)
+        return self._parse(number, key, record, keep)
+
+    def _parse(self, number: int, key: tuple[int, int | None], record: Record | None, keep: bool) -> Parsed:
+        size = self.doc.record_size(number) if record is None else 0
         if record is None and size > self.cap + 2:
             # far over the cap even without its terminator: never read it whole
             result = Parsed(Status.OVERSIZED, error=f"{size} bytes, over the {self.cap} byte cap", size=size)
@@ -120,9 +123,26 @@ class JsonlSession(Session):
             yield self.view(n, keep=False)
 
     def view(self, number: int, keep: bool = True) -> View:
-        size = self.doc.record_size(number)
-        record = self.doc.record(number) if size <= self.cap + 2 and (number, self.doc.source_index(number)) not in self._cache else None
-        parsed = self.parsed(number, record, keep=keep)
+        doc = self.doc
+        index = doc.source_index(number)
+        key = (number, index)
+        record = None
+        if index is not None:  # a record of the loaded file: one lookup for its size and bytes
+            start, end = doc.source.span(index)
+            size = end - start
+        else:
+            size = doc.record_size(number)
+        parsed = self._cache.get(key)
+        if parsed is not None:
+            self._cache.move_to_end(key)
+        else:
+            if size <= self.cap + 2:
+                if index is not None:
+                    raw, term, start, end = doc.source.line(index)
+                    record = Record(number, raw, term, start, end)
+                else:
+                    record = doc.record(number)
+            parsed = self._parse(number, key, record, keep)
 
         def raw_of(limit: int | None) -> bytes:
             if limit is None:
