@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sessionview.cli.output import CliError, Out, err, shown, status
 
 if TYPE_CHECKING:
-    from typing import Callable
+    from typing import Callable, TypeVar
+
+    T = TypeVar("T")
 
     from sessionview.core.doc.model import Problem
     from sessionview.core.session_base import Session
@@ -24,12 +26,18 @@ if TYPE_CHECKING:
 def open_file(path: str, digest: bool = True) -> "Session":
     """``open_session(path)``, its errors as one-line :class:`CliError`; a file rewritten while it was read
     raises ``SourceChanged`` (the caller reads it again)."""
-    from sessionview.core.doc.document import NotRegularFile
-    from sessionview.core.doc.linescan import SourceChanged
     from sessionview.core.session import open_session
 
+    return _opening(path, lambda: open_session(path, digest=digest))
+
+
+def _opening(path: str, fn: "Callable[[], T]") -> "T":
+    """``fn()``, which opens ``path``: its errors as one-line :class:`CliError` (``SourceChanged`` passes)."""
+    from sessionview.core.doc.document import NotRegularFile
+    from sessionview.core.doc.linescan import SourceChanged
+
     try:
-        return open_session(path, digest=digest)
+        return fn()
     except SourceChanged:
         raise  # rewritten while it was read: the caller waits and reads it again
     except NotRegularFile as exc:
@@ -50,6 +58,7 @@ def open_file(path: str, digest: bool = True) -> "Session":
 
 #: files up to this size are paired first, so that a call shows where its result is (bigger ones stream)
 SHOW_PAIR_FIRST = 16 * 1024 * 1024
+SHOW_WRITE = 1 << 20  # characters of records joined into one write
 
 
 def show_range(args: argparse.Namespace, total: int) -> tuple[int, int]:
@@ -77,40 +86,73 @@ def cmd_show(args: argparse.Namespace) -> int:
     from sessionview.core.view import render
 
     opener = getattr(args, "open_session", None) or open_file  # cli.remote: a file on another host
-    session = opener(args.file, digest=False)  # read-only: no SHA-256 while indexing
     out = Out()
+    stream = _show_stream(args) if opener is open_file else None
+    session: Any = stream if stream is not None else opener(args.file, digest=False)  # read-only: no SHA-256
     try:
-        first, last = show_range(args, len(session))
-        views = iter_merged(session.views(first, last))
+        if stream is not None:
+            first, last = 1, 0
+            views = iter_merged(stream.views())
+        else:
+            first, last = show_range(args, len(session))
+            views = iter_merged(session.views(first, last))
         if args.json:
             for view in views:
                 out.write(render.view_json(view) + "\n")
             out.flush()
             return 0
         size = os.path.getsize(args.file) if os.path.isfile(args.file) else 0
-        whole = first == 1 and last == len(session)
-        pairing = session.pairing() if size <= SHOW_PAIR_FIRST else render.RunningPairing()
-        calls = subagent_calls(session.views()) if session.format == "claude-code" and size <= SHOW_PAIR_FIRST else {}
+        small = stream is None and size <= SHOW_PAIR_FIRST
+        pairing = session.pairing() if small else render.RunningPairing()
+        calls = subagent_calls(session.views()) if session.format == "claude-code" and small else {}
         out.write(render.header(session, count=False) + "\n")
         parent = parent_of(args.file)
         if parent is not None:
             out.write(f"subagent {escape(agent_id_of(args.file) or '')} of: {escape(parent)}\n")
         for sub in subagent_files(args.file):
             out.write(f"subagent file: {escape(sub)}\n")
-        shown = messages = 0
+        shown = messages = held = 0
+        running = isinstance(pairing, render.RunningPairing)
+        parts: list[str] = []
         for view in views:
-            if isinstance(pairing, render.RunningPairing):
+            if running:
                 pairing.see(view)
-            out.write("\n" + render.view_text(view, pairing, width=args.width, subagent_calls=calls) + "\n")
+            text = render.view_text(view, pairing, width=args.width, subagent_calls=calls)
+            parts.append(text)
+            held += len(text)
             shown += len(view.numbers)
             messages += 1
-        total = render.plural(len(session), "record")
-        where = total if whole else f"#{first}–#{last} of {total}"
+            if held > SHOW_WRITE or messages == 1:  # the first record at once, the rest in big writes
+                out.write("\n" + "\n\n".join(parts) + "\n")
+                if messages == 1:
+                    out.flush()
+                parts, held = [], 0
+        if parts:
+            out.write("\n" + "\n\n".join(parts) + "\n")
+        count = stream.count if stream is not None else len(session)
+        if stream is not None:
+            last = count
+        total = render.plural(count, "record")
+        where = total if first == 1 and last == count else f"#{first}–#{last} of {total}"
         out.write(f"\n{where}" + ("" if messages == shown else f" · {render.plural(messages, 'message')}") + "\n")
         out.flush()
     finally:
         session.close()
     return 0
+
+
+def _show_stream(args: argparse.Namespace) -> Any:
+    """For ``show`` of a whole big JSONL file: the file to read once, printing as it is read (None: index it)."""
+    if args.range or args.last is not None:
+        return None
+    try:
+        if not os.path.isfile(args.file) or os.path.getsize(args.file) <= SHOW_PAIR_FIRST:
+            return None
+    except OSError:
+        return None
+    from sessionview.core.streamview import open_stream
+
+    return _opening(args.file, lambda: open_stream(args.file))
 
 
 def escape(text: str) -> str:

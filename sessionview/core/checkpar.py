@@ -3,9 +3,10 @@
 
 The records are split at the line nearest the middle byte. A forked child views the second half while this
 process views the first; each keeps, per record, only its problems and, for the rules over the whole file
-(tool pairing), a slim view (:func:`~sessionview.core.session_base.slim`) of the records those rules need
-(:func:`~sessionview.core.session_base.keeps_for_pairing`). The halves are joined in record order and the
-whole-file rules run once over the slim views, exactly as :meth:`Session.check` does (it shares
+(tool pairing), the call ids, names and result ids of the records those rules need
+(:func:`~sessionview.core.session_base.keeps_for_pairing`), in compact pickled blocks. The first half feeds a
+:class:`~sessionview.core.doc.pairing.CallLedger` as it goes; the second half's blocks are fed to it after,
+in record order, exactly as :meth:`Session.check` does (it shares
 :func:`~sessionview.core.session_base.finish_check` with this module). Nothing is shared between the processes but
 the loaded line index (copied on fork) and the file itself, read through the same descriptor with
 ``pread``. Without ``fork`` (or for a small file) the check runs in one process.
@@ -31,7 +32,7 @@ PARALLEL_MIN_BYTES = 32 * 1024 * 1024  # below this a second process costs more 
 
 
 def _facts(session: "JsonlSession", first: int, last: int) -> RecordFacts:
-    facts = RecordFacts()
+    facts = RecordFacts(direct=first == 1)  # a later run keeps its tools for the ledger of the runs before it
     for v in session.stream(first, last):
         record_facts(facts, v)
     return facts

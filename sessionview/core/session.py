@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from sessionview.core import formats, jsondoc, littleghost
 from sessionview.core.doc import branches as tree
@@ -95,7 +95,10 @@ class JsonlSession(Session):
         if hit is not None:
             self._cache.move_to_end(key)
             return hit
-        size = self.doc.record_size(number)
+        return self._parse(number, key, record, keep)
+
+    def _parse(self, number: int, key: tuple[int, int | None], record: Record | None, keep: bool) -> Parsed:
+        size = self.doc.record_size(number) if record is None else 0
         if record is None and size > self.cap + 2:
             # far over the cap even without its terminator: never read it whole
             result = Parsed(Status.OVERSIZED, error=f"{size} bytes, over the {self.cap} byte cap", size=size)
@@ -125,44 +128,34 @@ class JsonlSession(Session):
             yield self.view(n, keep=False)
 
     def view(self, number: int, keep: bool = True) -> View:
-        parsed = self.parsed(number, keep=keep)
-        if not parsed.ok:
-            problems = []
-            if parsed.status is not Status.BLANK:
-                problems.append(
-                    Problem(
-                        parsed.status.value,
-                        parsed.error or parsed.status.value,
-                        number,
-                        severity=_PROBLEM_SEVERITY.get(parsed.status, "error"),
-                    )
-                )
-            raw = self.raw_preview(number, PREVIEW if parsed.status is Status.OVERSIZED else RAW_PREVIEW)
-            return View(number, Kind.INVALID, label=parsed.status.value, problems=problems, raw=raw, text=parsed.error)
-        try:
-            view = self.adapter.view(number, parsed.value)
-        except Exception as exc:  # an adapter must never take the app down
-            view = View(number, Kind.UNKNOWN, label="unreadable", value=parsed.value)
-            view.problems.append(warn(number, f"could not interpret the record: {type(exc).__name__}: {exc}"))
-        if view.kind is Kind.UNKNOWN and view.raw is None:
-            view.raw = self.raw_preview(number)
-        if view.timestamp is None:
-            view.timestamp = _timestamp(self.adapter, parsed.value)
-        view = self.linked(view, parsed.value)
-        if parsed.status is Status.DUPLICATE_KEYS:
-            view.problems.append(Problem("duplicate keys", parsed.error, number))
-        for note in parsed.notes:
-            if note in ("NaN/Infinity", "lone surrogate"):
-                view.problems.append(warn(number, f"{note}: not strict JSON; most readers reject it"))
-        try:
-            view.problems.extend(self.adapter.schema_problems(number, parsed.value))
-        except Exception as exc:
-            view.problems.append(warn(number, f"schema check failed: {type(exc).__name__}: {exc}"))
-        if self.adapter.name == "brute" and self.doc.record_size(number) > 200:
-            raw = self.doc.record(number).raw
-            if raw.count(b"[") + raw.count(b"{") > 100 and nesting_depth(raw) > 100:
-                view.problems.append(warn(number, "nesting deeper than 100: Ruby's JSON.parse raises NestingError"))
-        return view
+        doc = self.doc
+        index = doc.source_index(number)
+        key = (number, index)
+        record = None
+        if index is not None:  # a record of the loaded file: one lookup for its size and bytes
+            start, end = doc.source.span(index)
+            size = end - start
+        else:
+            size = doc.record_size(number)
+        parsed = self._cache.get(key)
+        if parsed is not None:
+            self._cache.move_to_end(key)
+        else:
+            if size <= self.cap + 2:
+                if index is not None:
+                    raw, term, start, end = doc.source.line(index)
+                    record = Record(number, raw, term, start, end)
+                else:
+                    record = doc.record(number)
+            parsed = self._parse(number, key, record, keep)
+
+        def raw_of(limit: int | None) -> bytes:
+            if limit is None:
+                return record.raw if record is not None else self.doc.record(number).raw
+            return self.raw_preview(number, limit)
+
+        view = build_view(self.adapter, number, parsed, size, raw_of)
+        return self.linked(view, parsed.value) if parsed.ok else view
 
     def linked(self, view: View, value: Any) -> View:
         """``view`` as the records linked by id make it: its pi branch marks, or, for an earlier copy of a record
@@ -224,6 +217,54 @@ class JsonlSession(Session):
             return self.doc.record(n).raw
         start, _ = self.doc.source.span(index)
         return self.doc.source.read(start, tree.HEAD)
+
+
+def build_view(adapter: Adapter, number: int, parsed: Parsed, size: int, raw_of: Callable[[int | None], bytes]) -> View:
+    """The view of record ``number`` from its parse, for any reader of the records (``JsonlSession.view``, the
+    streaming of :mod:`sessionview.core.streamview`). ``size`` counts the terminator; ``raw_of(limit)`` gives
+    the record's first ``limit`` bytes as :meth:`JsonlSession.raw_preview` does, ``raw_of(None)`` all of them."""
+    if not parsed.ok:
+        problems = []
+        if parsed.status is not Status.BLANK:
+            problems.append(
+                Problem(
+                    parsed.status.value,
+                    parsed.error or parsed.status.value,
+                    number,
+                    severity=_PROBLEM_SEVERITY.get(parsed.status, "error"),
+                )
+            )
+        raw = raw_of(PREVIEW if parsed.status is Status.OVERSIZED else RAW_PREVIEW)
+        return View(number, Kind.INVALID, label=parsed.status.value, problems=problems, raw=raw, text=parsed.error)
+    value = parsed.value
+    try:
+        view = adapter.view(number, value)
+    except Exception as exc:  # an adapter must never take the app down
+        view = View(number, Kind.UNKNOWN, label="unreadable", value=value)
+        view.problems.append(warn(number, f"could not interpret the record: {type(exc).__name__}: {exc}"))
+    if view.kind is Kind.UNKNOWN and view.raw is None:
+        view.raw = raw_of(RAW_PREVIEW)
+    if view.timestamp is None:
+        view.timestamp = _timestamp(adapter, value)
+    if parsed.status is Status.DUPLICATE_KEYS:
+        view.problems.append(Problem("duplicate keys", parsed.error, number))
+    for note in parsed.notes:
+        if note in ("NaN/Infinity", "lone surrogate"):
+            view.problems.append(warn(number, f"{note}: not strict JSON; most readers reject it"))
+    try:
+        view.problems.extend(adapter.schema_problems(number, value))
+    except Exception as exc:
+        view.problems.append(warn(number, f"schema check failed: {type(exc).__name__}: {exc}"))
+    if size > 200 and adapter.name == "brute":
+        bound = parsed.depth_bound
+        raw = b""
+        if bound < 0:  # a parse from elsewhere: count the brackets
+            raw = raw_of(None)
+            bound = raw.count(b"[") + raw.count(b"{")
+        if bound > 100:
+            if nesting_depth(raw or raw_of(None)) > 100:
+                view.problems.append(warn(number, "nesting deeper than 100: Ruby's JSON.parse raises NestingError"))
+    return view
 
 
 def _grown_from(old: Document, new: Document, count: int) -> bool:

@@ -7,10 +7,11 @@ chooses between them.
 
 from __future__ import annotations
 
+import pickle
 from typing import Any, Iterator
 
 from sessionview.core.doc.model import Kind, Problem, ToolCall, ToolResult, View, merge_views
-from sessionview.core.doc.pairing import Pairing, is_user_words, pair
+from sessionview.core.doc.pairing import CallLedger, Pairing, is_user_words, pair
 from sessionview.core.formats.base import Adapter, Capabilities
 from sessionview.core.store.stamp import LoadStamp
 
@@ -84,41 +85,96 @@ class Session:
 
 
 class RecordFacts:
-    """What ``check`` keeps of a run of records: their problems, and slim views for the whole-file rules."""
+    """What ``check`` keeps of a run of records: their problems, and the tool calls and results for the
+    whole-file rules. The first run of a file feeds them to a :class:`CallLedger` at once (``direct``); a later
+    run (the second half, in another process) keeps them as compact pickled blocks, fed to the ledger after
+    the runs before it."""
 
-    def __init__(self) -> None:
+    BLOCK = 4096  # records with tools per pickled block
+
+    def __init__(self, direct: bool = True) -> None:
         self.problems: list[Problem] = []
-        self.slim: list[Slim] = []  # compact: a View costs several times more
+        self.ledger: CallLedger | None = CallLedger() if direct else None
+        self.blocks: list[bytes] = []  # pickled lists of (number, calls, results, what): what is MAIN, SUB or USER
+        self._block: list[tuple[int, tuple[tuple[Any, str], ...], tuple[Any, ...], int]] = []
         self.count = 0
         self.not_utf8 = 0
         self.messages = False  # a message or compaction of a known format was seen
 
+    MAIN, SUB, USER = 0, 1, 2  # a record with tools of the main chain, of a subagent; a user's own message
+
+    def tools(self, number: int, calls: tuple[tuple[Any, str], ...], results: tuple[Any, ...], sub: bool = False) -> None:
+        if self.ledger is not None:
+            self.ledger.feed(number, calls, results, sub)
+            return
+        self._hold((number, calls, results, self.SUB if sub else self.MAIN))
+
+    def user(self, number: int) -> None:
+        """A user's own message (the rule of a user message between a call and its result needs them)."""
+        if self.ledger is not None:
+            self.ledger.user(number)
+            return
+        self._hold((number, (), (), self.USER))
+
+    def _hold(self, item: tuple[int, tuple[tuple[Any, str], ...], tuple[Any, ...], int]) -> None:
+        self._block.append(item)
+        if len(self._block) >= self.BLOCK:
+            self.seal()
+
+    def seal(self) -> None:
+        """Pickle the records held since the last block (before the facts are handed on)."""
+        if self._block:
+            self.blocks.append(pickle.dumps(self._block, protocol=pickle.HIGHEST_PROTOCOL))
+            self._block = []
+
+    def replay(self, ledger: CallLedger) -> None:
+        self.seal()
+        for block in self.blocks:
+            for number, calls, results, what in pickle.loads(block):
+                if what == self.USER:
+                    ledger.user(number)
+                else:
+                    ledger.feed(number, calls, results, what == self.SUB)
+        self.blocks = []
+
+    def __getstate__(self) -> dict[str, Any]:
+        self.seal()
+        return self.__dict__
+
 
 def keeps_for_pairing(v: View) -> bool:
-    """Whether the whole-file rules (:func:`~sessionview.core.doc.pairing.pair`) need record ``v``: a new
+    """Whether the whole-file rules (:class:`~sessionview.core.doc.pairing.CallLedger`) need record ``v``: a new
     rule over other records (user messages, say) widens this."""
     return bool(v.tool_calls or v.tool_results) or is_user_words(v)
 
 
 def record_facts(facts: RecordFacts, v: View) -> None:
     """The per-record part of ``check`` (the hook for a new per-record rule)."""
-    facts.problems.extend(v.problems)
-    facts.not_utf8 += any(p.kind == "not UTF-8" for p in v.problems)
+    if v.problems:
+        facts.problems.extend(v.problems)
+        facts.not_utf8 += any(p.kind == "not UTF-8" for p in v.problems)
     facts.count += 1
-    facts.messages = facts.messages or v.kind in (Kind.MESSAGE, Kind.COMPACTION)
-    if keeps_for_pairing(v):
-        facts.slim.append(
-            (v.number, v.kind, tuple((c.id, c.name) for c in v.tool_calls), tuple((r.call_id, r.is_error, r.name) for r in v.tool_results), v.numbers,
-             v.role, v.subagent, v.injected)
-        )
+    if not facts.messages:
+        facts.messages = v.kind is Kind.MESSAGE or v.kind is Kind.COMPACTION
+    if v.tool_calls or v.tool_results:
+        facts.tools(v.number, tuple((c.id, c.name) for c in v.tool_calls), tuple(r.call_id for r in v.tool_results), v.subagent is not None)
+    elif is_user_words(v):
+        facts.user(v.number)
 
 
 def finish_check(session: Session, parts: list[RecordFacts]) -> list[Problem]:
-    """The whole-file part of ``check`` over the facts of consecutive runs of records, in order."""
+    """The whole-file part of ``check`` over the facts of consecutive runs of records, in order (only the first
+    may be ``direct``)."""
     problems: list[Problem] = list(session.document_problems())
     for part in parts:
         problems.extend(part.problems)
-    problems.extend(pair(unslim(t) for part in parts for t in part.slim).problems())
+    ledger = parts[0].ledger if parts and parts[0].ledger is not None else CallLedger()
+    for i, part in enumerate(parts):
+        if part.ledger is None:
+            part.replay(ledger)
+        elif i:
+            raise ValueError("only the first run of records feeds the ledger directly")
+    problems.extend(ledger.problems())
     count = sum(part.count for part in parts)
     not_utf8 = sum(part.not_utf8 for part in parts)
     if count and not_utf8 * 2 >= count and session._binary():
@@ -128,19 +184,6 @@ def finish_check(session: Session, parts: list[RecordFacts]) -> list[Problem]:
         problems.append(Problem("no messages", f"no messages of a known format ({session.format_title})", None))
     problems.sort(key=lambda p: (p.number or 0))
     return problems
-
-
-Slim = tuple[int, Kind, tuple[tuple[Any, str], ...], tuple[tuple[Any, Any, Any], ...], Any, Any, Any, bool]
-
-
-def unslim(t: Slim) -> View:
-    """The slim view (:func:`slim`) of a record from what :func:`record_facts` kept of it."""
-    number, kind, calls, results, numbers, role, subagent, injected = t
-    return View(
-        number, kind, role=role, tool_calls=tuple(ToolCall(i, name, None) for i, name in calls),
-        tool_results=tuple(ToolResult(cid, "", err, name) for cid, err, name in results), numbers=numbers,
-        subagent=subagent, injected=injected,
-    )
 
 
 def slim(v: View) -> View:

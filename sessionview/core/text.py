@@ -17,6 +17,9 @@ _UNSAFE = re.compile(
 )
 _UNSAFE_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f" + _BIDI + _INVISIBLE + "\ud800-\udfff]")
 
+_PRINTABLE = bytes(range(0x20, 0x7F))
+_PRINTABLE_LINES = _PRINTABLE + b"\n\t"
+
 
 def _escape(m: re.Match[str]) -> str:
     c = m.group(0)
@@ -28,6 +31,8 @@ def _escape(m: re.Match[str]) -> str:
 
 def escape_control(text: str, *, one_line: bool = False) -> str:
     """``text`` with unsafe characters shown as escapes. ``one_line`` escapes newlines and tabs too."""
+    if text.isascii() and not text.encode("ascii").translate(None, _PRINTABLE if one_line else _PRINTABLE_LINES):
+        return text  # the common case, by a byte scan several times faster than the pattern's
     pattern = _UNSAFE_ONE_LINE if one_line else _UNSAFE
     return pattern.sub(_escape, text)
 

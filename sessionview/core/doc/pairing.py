@@ -3,8 +3,9 @@ ids and user messages placed between a call and its result (provider APIs reject
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Any, Iterable
 
 from sessionview.core.doc.model import Kind, Problem, View
 
@@ -111,3 +112,83 @@ def pair(views: Iterable[View]) -> Pairing:
             interrupted.setdefault(n, []).append(open_id)
     p.interrupted = [(n, tuple(ids)) for n, ids in sorted(interrupted.items())]
     return p
+
+
+class CallLedger:
+    """:func:`pair`'s problems from the tool calls and results fed one record at a time, in record order,
+    keeping per call id only an int (its record and whether it was answered) and its tool name (``check`` of a
+    huge file: no list of results, no views)."""
+
+    def __init__(self) -> None:
+        self.calls: dict[Any, int] = {}  # call id -> #N << 1 | answered
+        self.names: dict[Any, str] = {}
+        self.duplicate_calls: dict[Any, list[int]] = {}
+        self.pending: list[tuple[Any, int]] = []  # results before (or without) their call
+        self.unanswered: dict[Any, int] = {}  # main-chain calls open and not yet followed by a user message -> order
+        self.user_after: dict[Any, tuple[int, int]] = {}  # call id -> (#N of the user message after it, its order)
+        self.interrupted: dict[int, list[tuple[int, Any, int]]] = {}  # #N of the user message -> (order, id, result #N)
+        self._order = 0
+
+    def user(self, number: int) -> None:
+        """A user's own message (see :func:`is_user_words`): the calls still open were interrupted by it."""
+        if self.unanswered:
+            for cid, order in self.unanswered.items():
+                self.user_after[cid] = (number, order)
+            self.unanswered.clear()
+
+    def feed(self, number: int, calls: Iterable[tuple[Any, str]], results: Iterable[Any], sub: bool = False) -> None:
+        known = self.calls
+        for cid, name in calls:
+            if cid is None:
+                continue
+            seen = known.get(cid)
+            if seen is not None:
+                if seen >> 1 != number:
+                    self.duplicate_calls.setdefault(cid, [seen >> 1]).append(number)
+                else:
+                    self.duplicate_calls.setdefault(cid, [number, number])
+            else:
+                known[cid] = number << 1
+                self.names[cid] = sys.intern(name) if type(name) is str else name
+                if not sub:
+                    self._order += 1
+                    self.unanswered[cid] = self._order
+        for cid in results:
+            seen = known.get(cid) if cid is not None else None
+            if seen is not None:
+                if not seen & 1:
+                    self.unanswered.pop(cid, None)
+                    after = self.user_after.pop(cid, None)
+                    if after is not None:  # its first result, after a user message that came after the call
+                        self.interrupted.setdefault(after[0], []).append((after[1], cid, number))
+                known[cid] = seen | 1
+            else:
+                self.pending.append((cid, number))
+
+    def problems(self) -> list[Problem]:
+        """What ``pair(views).problems()`` gives for the same records."""
+        known = self.calls
+        orphans = []
+        for cid, n in self.pending:
+            seen = known.get(cid) if cid is not None else None
+            if seen is not None:
+                known[cid] = seen | 1
+            else:
+                orphans.append((cid, n))
+        self.pending = []
+        p = Pairing(duplicate_calls=self.duplicate_calls, orphans=orphans)
+        for n, found in sorted(self.interrupted.items()):  # as pair() words it (the calls in their order)
+            found.sort()
+            for _, cid, result_at in found:
+                p.calls[cid], p.names[cid] = known[cid] >> 1, self.names.get(cid, "")
+                p.results.setdefault(cid, []).append(result_at)
+            p.interrupted.append((n, tuple(cid for _, cid, _ in found)))
+        out: list[Problem] = []
+        for cid, v in known.items():
+            if not v & 1:
+                name = self.names.get(cid, "")
+                out.append(Problem("dangling tool call", f"tool call {cid} ({name}) has no result", v >> 1, (cid,)))
+        rest = p.problems()  # orphans, duplicates, interruptions: ``p`` holds only answered calls, so nothing dangles
+        out.extend(rest)
+        out.sort(key=lambda q: (q.number or 0, q.kind))
+        return out

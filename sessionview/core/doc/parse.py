@@ -46,6 +46,8 @@ class Parsed:
     error: str = ""  # the parser's message, or why the record was not parsed
     notes: tuple[str, ...] = field(default=())  # e.g. "NaN", "integer beyond 64 bits", "lone surrogate"
     size: int = 0
+    #: an upper bound on the nesting depth (the containers of the value, or the brackets of the bytes; -1: unknown)
+    depth_bound: int = field(default=-1, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -77,54 +79,47 @@ def nesting_depth(raw: bytes) -> int:
     return best
 
 
-def _too_deep(raw: bytes, limit: int) -> bool:
-    if raw.count(b"[") + raw.count(b"{") <= limit:
-        return False
-    return nesting_depth(raw) > limit
-
-
-def _count_keys(value: Any) -> int:
-    n = 0
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, dict):
-            n += len(v)
-            stack.extend(v.values())
-        elif isinstance(v, list):
-            stack.extend(v)
-    return n
-
-
 def _raw_key_count(raw: bytes) -> int:
     """Keys in the bytes: strings followed (after whitespace) by a colon."""
     s = raw.replace(b"\\\\", b"").replace(b'\\"', b"") if b"\\" in raw else raw
     return sum(1 for p in s.split(b'"')[2::2] if p.lstrip(b" \t\r\n").startswith(b":"))
 
 
-def _string_colons(value: Any) -> int:
-    """Colons in the keys and strings of a parsed value."""
-    n = 0
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, str):
-            n += v.count(":")
-        elif isinstance(v, dict):
-            for k in v:
-                n += k.count(":")
-            stack.extend(v.values())
-        elif isinstance(v, list):
-            stack.extend(v)
-    return n
-
-
 def has_duplicate_keys(raw: bytes, value: Any) -> bool:
-    parsed = _count_keys(value)
+    parsed, _, string_colons, _ = _walk(value)
+    return _duplicates(raw, value, parsed, string_colons)
+
+
+def _walk(value: Any) -> tuple[int, bool, int, int]:
+    """One pass over a parsed value: its keys, whether it holds a float, the colons in its string values (not in
+    its keys: an undercount only sends :func:`_duplicates` to the exact test more often), and its containers."""
+    keys = colons = containers = 0
+    floats = False
+    stack = [value]
+    pop = stack.pop
+    push = stack.extend
+    while stack:
+        v = pop()
+        t = type(v)
+        if t is str:
+            colons += v.count(":")
+        elif t is dict:
+            keys += len(v)
+            containers += 1
+            push(v.values())
+        elif t is list:
+            containers += 1
+            push(v)
+        elif t is float:
+            floats = True
+    return keys, floats, colons, containers
+
+
+def _duplicates(raw: bytes, value: Any, parsed: int, string_colons: int) -> bool:
     colons = raw.count(b":")
     if colons <= parsed:
         return False  # every key needs a colon: this upper bound on the keys in the bytes was all parsed
-    if b"\\u003" not in raw and colons - _string_colons(value) <= parsed:
+    if b"\\u003a" not in raw and b"\\u003A" not in raw and colons - string_colons <= parsed:
         # Without a \u003a escape, each colon in the parsed strings is a distinct colon inside a string of
         # the bytes (duplicates only drop strings), so the rest bounds the keys in the bytes.
         return False
@@ -194,15 +189,16 @@ def _parse(raw: bytes, terminated: bool, cap: int, max_depth: int) -> Parsed:
         if not terminated:
             return Parsed(Status.PARTIAL, error="unterminated empty last line", size=size)
         return Parsed(Status.BLANK, error="blank line", size=size)
-    if _too_deep(raw, max_depth):
-        return Parsed(Status.TOO_DEEP, error=f"nesting deeper than {max_depth}", size=size)
     value: Any = None
     notes: list[str] = []
     try:
-        value = orjson.loads(raw)
-        if _may_have_lost_int(value) and _BIG_DIGITS.search(raw):
+        value = orjson.loads(raw)  # orjson does not recurse without bound: the depth is checked after it
+        keys, floats, string_colons, containers = _walk(value)
+        if floats and _BIG_DIGITS.search(raw):
             raise ValueError("integer beyond 64 bits")
     except (orjson.JSONDecodeError, ValueError) as first_error:
+        if _brackets(raw) > max_depth and nesting_depth(raw) > max_depth:
+            return Parsed(Status.TOO_DEEP, error=f"nesting deeper than {max_depth}", size=size)
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -218,19 +214,16 @@ def _parse(raw: bytes, terminated: bool, cap: int, max_depth: int) -> Parsed:
             raise
         except Exception as exc:  # e.g. ValueError from int() digit limits
             return Parsed(Status.INVALID_JSON, error=f"{first_error}; {exc}", size=size)
-    status = Status.DUPLICATE_KEYS if has_duplicate_keys(raw, value) else Status.OK
-    return Parsed(status, value, "duplicate keys (the last one wins)" if status is Status.DUPLICATE_KEYS else "", tuple(notes), size)
+        keys, _, string_colons, containers = _walk(value)
+    duplicates = _duplicates(raw, value, keys, string_colons)
+    # the containers bound the depth, unless a duplicate key dropped some: then the brackets of the bytes do
+    bound = _brackets(raw) if duplicates else containers
+    if bound > max_depth and nesting_depth(raw) > max_depth:
+        return Parsed(Status.TOO_DEEP, error=f"nesting deeper than {max_depth}", size=size)
+    if duplicates:
+        return Parsed(Status.DUPLICATE_KEYS, value, "duplicate keys (the last one wins)", tuple(notes), size, bound)
+    return Parsed(Status.OK, value, "", tuple(notes), size, bound)
 
 
-def _may_have_lost_int(value: Any) -> bool:
-    """orjson turns integers beyond 64 bits into floats silently. Any float is suspect here."""
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, float):
-            return True
-        if isinstance(v, dict):
-            stack.extend(v.values())
-        elif isinstance(v, list):
-            stack.extend(v)
-    return False
+def _brackets(raw: bytes) -> int:
+    return raw.count(b"[") + raw.count(b"{")

@@ -14,6 +14,7 @@ class BruteAdapter(Adapter):
     name = "brute"
     title = "Brute JSONL"
     capabilities = Capabilities(editable=True, compactable=True)
+    _last: "tuple[Any, brute.Message | brute.BruteSchemaError] | None" = None  # see _loaded
 
     @classmethod
     def detect(cls, values: list[Any]) -> bool:
@@ -53,10 +54,11 @@ class BruteAdapter(Adapter):
         if role == "tool":
             results = (ToolResult(_str(value.get("tool_call_id")), text),)
         marker = brute.compaction_marker(content)
-        try:
-            reasoning = brute.load(value, exact=False).reasoning_text()
-        except brute.BruteSchemaError:
-            reasoning = None
+        # the reasoning of what Brute loads (None without one: no need to load it here)
+        reasoning = None
+        if value.get("reasoning") is not None:
+            msg = self._loaded(value)
+            reasoning = msg.reasoning_text() if isinstance(msg, brute.Message) else None
         kind = Kind.COMPACTION if marker in ("summary", "sliding_window") else Kind.MESSAGE
         return View(
             number,
@@ -70,9 +72,22 @@ class BruteAdapter(Adapter):
             value=value,
         )
 
+    def _loaded(self, value: Any) -> "brute.Message | brute.BruteSchemaError":
+        """``brute.load(value, exact=False)`` or why it raised; the last value's is kept (view, then schema)."""
+        last = self._last
+        if last is not None and last[0] is value:
+            return last[1]
+        try:
+            got: brute.Message | brute.BruteSchemaError = brute.load(value, exact=False)
+        except brute.BruteSchemaError as exc:
+            got = exc
+        self._last = (value, got)
+        return got
+
     def schema_problems(self, number: int, value: Any) -> list[Problem]:
         """A line ``Brute::Message.new`` raises on: Brute cannot load the session at all while it is there."""
-        exc = brute.refusal(value)
+        loaded = self._loaded(value)
+        exc = loaded if isinstance(loaded, brute.BruteSchemaError) else None
         return [warn(number, f"Brute would refuse this line: {exc}")] if exc else []
 
     def encode(self, value: Any) -> Encoded:

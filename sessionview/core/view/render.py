@@ -50,7 +50,19 @@ class RunningPairing(Pairing):
 
 
 def _indent(text: str, prefix: str = INDENT) -> str:
-    return "\n".join(prefix + line if line else prefix.rstrip() for line in text.split("\n"))
+    """Each line of ``text`` after ``prefix``; an empty line gets the prefix without its trailing blanks."""
+    out = prefix + text.replace("\n", "\n" + prefix)
+    bare = prefix.rstrip()
+    if bare == prefix:
+        return out
+    if "\n\n" in text:  # two passes: a run of empty lines shares its newlines between the matches
+        empty, short = "\n" + prefix + "\n", "\n" + bare + "\n"
+        out = out.replace(empty, short).replace(empty, short)
+    if not text or text[0] == "\n":
+        out = bare + out[len(prefix):]
+    if text and text[-1] == "\n":
+        out = out[: len(out) - len(prefix)] + bare
+    return out
 
 
 def pretty(value: Any) -> str:
