@@ -29,7 +29,7 @@ def test_the_ledger_finds_the_problems_pair_finds_on_random_records():
             record_facts(facts, v)
             if v.tool_calls or v.tool_results:
                 ledger.feed(v.number, [(c.id, c.name) for c in v.tool_calls], [r.call_id for r in v.tool_results], v.subagent is not None)
-            elif v.subagent is None:
+            elif v.role == "user" and v.subagent is None:
                 ledger.user(v.number)
         assert facts.ledger.problems() == ledger.problems() == pair(views).problems()
     assert any(pair(_views(random.Random(i))).interrupted for i in range(200))  # the rule is exercised
