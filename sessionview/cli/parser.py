@@ -14,8 +14,8 @@ if TYPE_CHECKING:
 DESCRIPTION = """\
 Look inside, follow and repair LLM agent sessions without losing a byte.
 
-sessionview reads Brute JSONL, LittleGhost Filesystem store documents, Claude Code, Codex rollouts, pi coding
-agent sessions, Gemini CLI chats, OpenAI chat and Anthropic message logs. Lines nobody edited are always written
+sessionview reads Brute JSONL, LittleGhost Filesystem store documents, Claude Code, Codex rollouts, pi
+sessions, Gemini CLI chats, OpenAI chat and Anthropic message logs. Lines nobody edited are always written
 back byte for byte.
 
 Run it with no command (or a PATH) to open the terminal app on a directory of sessions or on one file.
@@ -40,6 +40,10 @@ commands:
   sessionview fork FILE N [-o NEW]   write a new session holding records 1 to N
   sessionview index [PATH] [--watch] build or update the full-text index of sessions
   sessionview search QUERY [PATH...] search every session (words, "phrases", prefix*, -word)
+  sessionview hosts [--app]          every [hosts] host's sessions at once (config.toml)
+
+Any FILE may be a remote address, ssh://[user@]host[:port]/path or host:path: reading goes over SFTP,
+writing runs the host's own sessionview (read-only without it).
 
 Run 'sessionview COMMAND --help' for the options of a command.
 

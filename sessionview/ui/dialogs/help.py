@@ -11,7 +11,7 @@ from textual.widgets import Static
 
 #: paragraphs (one line each: the help box wraps them to its width)
 ABOUT = (
-    "sessionview shows agent session files (Brute, LittleGhost, Claude Code, Codex, the pi coding agent, OpenAI and "
+    "sessionview shows agent session files (Brute, LittleGhost, Claude Code, Codex, pi, Gemini CLI, OpenAI and "
     "Anthropic message logs) and follows them while they are written. Nothing in a file is interpreted as "
     "markup or terminal control: escapes such as \\x1b are shown as text. The command palette (ctrl+p) lists "
     "the same actions.\n\n"
