@@ -138,18 +138,21 @@ class Editing:
         if self.w.refuse_if_not_writable():
             return
         sel = self.w.selection()
-        if sel is None:
-            return
-        first, last, raw_first, raw_last = sel
-        self.w.start_flow("delete", lambda: self._delete_flow(first, last, raw_first, raw_last))
+        if sel is not None:
+            self._start_range("delete", ops.plan_delete, sel)
 
-    async def _delete_flow(self, first: int, last: int, raw_first: bytes | None, raw_last: bytes | None) -> None:
+    def _start_range(self, name: str, planner: Callable[..., Any], sel: tuple[int, int, bytes | None, bytes | None]) -> None:
+        """Plan ``planner(session, first, last, force=)`` over the selected range, preview, save (delete, drop result)."""
+        first, last, raw_first, raw_last = sel
+        self.w.start_flow(name, lambda: self._range_flow(planner, first, last, raw_first, raw_last))
+
+    async def _range_flow(self, planner: Callable[..., Any], first: int, last: int, raw_first: bytes | None, raw_last: bytes | None) -> None:
         history = await self.w.begin([(first, raw_first), (last, raw_last)])
         if history is None:
             return
         session = history.session
         planned = await self.w.plan(
-            history, lambda s, a, b, force: ops.plan_delete(s, a, b, force=force), first, last, lambda a, b: f"widen to #{a}-#{b}"
+            history, lambda s, a, b, force: planner(s, a, b, force=force), first, last, lambda a, b: f"widen to #{a}-#{b}"
         )
         if planned is None:
             return
@@ -278,26 +281,8 @@ class Editing:
             line = self.w.true_number(number)
             raw = self.w.raw_of(number)
             sel = (line, line, raw, raw) if line is not None else None
-        if sel is None:
-            return
-        first, last, raw_first, raw_last = sel
-        self.w.start_flow("drop result", lambda: self._drop_result_flow(first, last, raw_first, raw_last))
-
-    async def _drop_result_flow(self, first: int, last: int, raw_first: bytes | None, raw_last: bytes | None) -> None:
-        history = await self.w.begin([(first, raw_first), (last, raw_last)])
-        if history is None:
-            return
-        session = history.session
-        planned = await self.w.plan(
-            history, lambda s, a, b, force: ops.plan_drop_result(s, a, b, force=force), first, last, lambda a, b: f"widen to #{a}-#{b}"
-        )
-        if planned is None:
-            return
-        change, forced = planned
-        if not await self.w.preview(history, change, forced=forced):
-            return
-        if await self.w.commit(lambda: history.apply(change), change, target=change.first, planned_on=session):
-            self.host.transcript.clear_range()
+        if sel is not None:
+            self._start_range("drop result", ops.plan_drop_result, sel)
 
     def undo(self) -> None:
         self._undo_redo(redo=False)
