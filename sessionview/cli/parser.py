@@ -354,5 +354,8 @@ def tui_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION, epilog=EPILOG, formatter_class=_formatter)
     p.add_argument("path", nargs="?", help="a directory of sessions (default: .) or one session file")
     p.add_argument("--read-only", action="store_true", help="hide every action that writes")
+    p.add_argument("--on-host", action="store_true",
+                   help="with a remote address: run the app on the host, in this terminal (ssh -t; it needs sessionview "
+                        "there, and edits there); by default the app runs here and reads over SFTP")
     p.set_defaults(func=commands.cmd_tui)
     return p

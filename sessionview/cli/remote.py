@@ -11,10 +11,11 @@ another host:
   ``--summary-file`` are read here and sent on stdin. Without ``sessionview`` on the host, they are refused:
   remote sessions are then read-only.
 
-``sessionview ADDRESS`` (the app) runs the app on the host, in this terminal (``ssh -t``, with
-``BatchMode=yes``: never a password prompt, and ``StrictHostKeyChecking=yes``: an unknown or changed key is
-refused), so that browsing, following and every edit happen next to the files. It is refused when the
-host has no ``sessionview``, and read-only when the host's is older than this one.
+``sessionview ADDRESS`` (the app) runs the app here and reads over SFTP, as ``show`` does; remote sessions
+are read-only in it (:mod:`sessionview.ui.fleet` says why). ``sessionview ADDRESS --on-host`` runs the app on
+the host instead, in this terminal (``ssh -t``, with ``BatchMode=yes``: never a password prompt, and
+``StrictHostKeyChecking=yes``: an unknown or changed key is refused), so that every edit happens next to the
+files. That is refused when the host has no ``sessionview``, and read-only when the host's is older than this one.
 
 The rule that tells ``host:path`` from a local name is in :mod:`sessionview.remote.address`.
 """
@@ -238,9 +239,9 @@ def cmd_hosts(args: argparse.Namespace) -> int:
     if not hosts:
         raise CliError("no [hosts] in config.toml: add name = \"ssh://host/path\" lines (see sessionview hosts --help)")
     if getattr(args, "app", False):
-        from sessionview.ui.fleet import FleetApp
+        from sessionview.ui.launch import run_hosts_app
 
-        return int(FleetApp(hosts, timeout=args.timeout, read_only=args.read_only).run() or 0)
+        return run_hosts_app(hosts, timeout=args.timeout, read_only=args.read_only)
     catalog = FleetCatalog(hosts)
     for listing in Fleet(hosts, timeout=args.timeout).load():
         catalog.apply(listing)
@@ -258,8 +259,18 @@ def cmd_hosts(args: argparse.Namespace) -> int:
 
 
 def run_app(args: argparse.Namespace, path: str, address: Address) -> int:
-    """The app on a remote directory or file: checked here over asyncssh (host key, login, the host's
-    sessionview), then run there through ``ssh -t``. Its exit status comes back."""
+    """The app on a remote directory or file: by default the app runs here and reads over SFTP
+    (:func:`sessionview.ui.launch.run_remote`); with ``--on-host`` it runs on the host, in this terminal."""
+    if not getattr(args, "on_host", False):
+        from sessionview.ui.launch import run_remote
+
+        return run_remote(path, address, read_only=bool(getattr(args, "read_only", False)))
+    return run_on_host(args, path, address)
+
+
+def run_on_host(args: argparse.Namespace, path: str, address: Address) -> int:
+    """``--on-host``: checked here over asyncssh (host key, login, the host's sessionview), then run there
+    through ``ssh -t``. Its exit status comes back."""
     import shutil
     import subprocess
 

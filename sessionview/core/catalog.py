@@ -59,6 +59,7 @@ class Entry:
     error: str | None = None
     described_at: tuple[int, float] | None = None  # (size, mtime) the description is for
     sketch: Sketch | None = None  # title, messages, tokens, problems, once described
+    host: str = ""  # the [hosts] name of the host it is on ("" for a local file; its path is then an address)
 
     def described_like(self, old: "Entry") -> None:
         """Take ``old``'s description (the same file, described before)."""
@@ -333,4 +334,5 @@ SORT_KEYS: dict[str, Callable[[Entry], Any]] = {
     "messages": _sketched("messages"),
     "tokens": _sketched("tokens"),
     "problems": _sketched("problems"),
+    "host": lambda e: e.host.casefold(),
 }

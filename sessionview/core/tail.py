@@ -456,3 +456,17 @@ class Follower:
         if len(self._head) < self.window:
             self._head = self._read(0, min(self.window, new))
         self._tail = self._read(max(0, new - self.window), min(self.window, new))
+
+
+def follower_for(path: str, *, fd: int | None = None, offset: int = 0, access: FileAccess | None = None) -> Follower:
+    """The follower of ``path``: local (taking over ``fd``), or through ``access``. An access that knows how
+    its files are best followed (over SFTP: fewer re-reads, no raise when the host stops answering) gives
+    its own (its ``follower(path, offset)``)."""
+    if access is None:
+        return Follower(path, fd=fd, offset=offset)
+    if fd is not None:
+        os.close(fd)
+    make = getattr(access, "follower", None)
+    if make is not None:
+        return make(path, offset)
+    return Follower(path, offset=offset, access=access)

@@ -2,7 +2,9 @@
 
 :func:`open_tail` reads backwards from the end for the last complete lines; :func:`full_index` indexes every
 line (meant for a background thread); :func:`grow` extends an index in place with appended lines (see
-:class:`sessionview.core.tail.Follower`, which reports them). Stdlib only.
+:class:`sessionview.core.tail.Follower`, which reports them). :func:`open_tail_file` does what
+:func:`open_tail` does through an :class:`~sessionview.core.fileaccess.OpenFile` (a file on another host).
+Stdlib only.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from typing import Callable, Sequence
 
 from sessionview.core.doc.document import BOM, Source, open_regular, preader
 from sessionview.core.doc.linescan import ScanLimit, tail_line_starts
+from sessionview.core.fileaccess import OpenFile
 
-__all__ = ["TailOpen", "complete_end", "open_tail", "full_index", "grow"]
+__all__ = ["TailOpen", "complete_end", "open_tail", "open_tail_file", "full_index", "grow"]
 
 
 def complete_end(
@@ -48,12 +51,44 @@ class TailOpen:
     whole: bool  # the tail index covers every line of the file: line numbers are known
     ident: tuple[int, int]
     mtime_ns: int
+    #: the file when it is read through a FileAccess (another host): ``fd`` is then -1
+    file: OpenFile | None = None
+
+    @property
+    def read(self) -> Callable[[int, int], bytes]:
+        """Range reads of the open file (``pread`` on ``fd``, or the OpenFile's own)."""
+        if self.file is not None:
+            return _reader(self.file)
+        return preader(self.fd)
 
     def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            return
         try:
             os.close(self.fd)
         except OSError:
             pass
+
+
+def _reader(opened: OpenFile) -> Callable[[int, int], bytes]:
+    """The OpenFile's reads for a session: its ``cached_read`` (range reads through a block cache, for a
+    file on a network) when it has one, else ``read``."""
+    return getattr(opened, "cached_read", None) or opened.read
+
+
+def open_tail_file(opened: OpenFile, count: int = 256) -> TailOpen:
+    """:func:`open_tail` through an already open :class:`~sessionview.core.fileaccess.OpenFile`: the last
+    ``count`` complete lines are indexed, reading backwards in ranges. The TailOpen owns ``opened``."""
+    st = opened.stat()
+    read = _reader(opened)
+    size = st.st_size
+    bom = BOM if read(0, min(3, size)) == BOM else b""
+    end = max(complete_end(read, size), len(bom)) if size else 0
+    starts = tail_line_starts(read, len(bom), end, count) if end > len(bom) else []
+    whole = not starts or starts[0] == len(bom)
+    source = Source(read, end, array("q", starts), bom)
+    return TailOpen(-1, source, end, size, whole, (st.st_dev, st.st_ino), st.st_mtime_ns, opened)
 
 
 def open_tail(path: str | os.PathLike[str], count: int = 256, max_scan: int | None = None) -> TailOpen:
@@ -81,12 +116,14 @@ def open_tail(path: str | os.PathLike[str], count: int = 256, max_scan: int | No
         raise
 
 
-def full_index(fd: int, end: int, progress: Callable[[int], None] | None = None) -> Source:
-    """Index every line of ``[0, end)`` (``end`` just past a newline, or 0). Meant for a background thread.
+def full_index(fd: int | Callable[[int, int], bytes], end: int, progress: Callable[[int], None] | None = None) -> Source:
+    """Index every line of ``[0, end)`` (``end`` just past a newline, or 0) of the file at ``fd`` (or read by
+    a ``read(offset, size)`` callable, e.g. :attr:`TailOpen.read`). Meant for a background thread.
 
     For display only: no digest is taken (a save stamps its own load, see :mod:`sessionview.core.edit.history`).
     """
-    return Source.from_reader(preader(fd), end, progress, digest=False)
+    read = preader(fd) if isinstance(fd, int) else fd
+    return Source.from_reader(read, end, progress, digest=False)
 
 
 def grow(source: Source, starts: Sequence[int], end: int) -> Source:

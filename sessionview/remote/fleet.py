@@ -49,16 +49,31 @@ class Row:
         return f"{self.host}:{self.entry.rel}"
 
 
-def list_host(name: str, address: str, timeout: float = DEFAULT_TIMEOUT, should_stop: Callable[[], bool] | None = None) -> HostSessions:
+#: ``access_for(address) -> SftpAccess``: a connection kept by the caller (the app's, reused between listings)
+AccessFor = Callable[[Address], SftpAccess]
+
+
+def list_host(
+    name: str,
+    address: str,
+    timeout: float = DEFAULT_TIMEOUT,
+    should_stop: Callable[[], bool] | None = None,
+    access_for: AccessFor | None = None,
+) -> HostSessions:
     start = time.monotonic()
     parsed = parse(address, check_local=False)
     if parsed is None:
         return HostSessions(name, address, error=f"{address!r} is not a remote address")
     try:
-        with Connection(parsed, timeout=timeout) as conn:
-            conn.open()
-            access = SftpAccess(conn, timeout=timeout)
+        if access_for is not None:
+            access = access_for(parsed)
+            access.timeout = timeout
             entries = list(scan(access, parsed.path or ".", should_stop))
+        else:
+            with Connection(parsed, timeout=timeout) as conn:
+                conn.open()
+                access = SftpAccess(conn, timeout=timeout)
+                entries = list(scan(access, parsed.path or ".", should_stop))
     except RemoteError as exc:
         return HostSessions(name, address, error=str(exc).removeprefix(f"{parsed.host_label}: "), seconds=time.monotonic() - start)
     except OSError as exc:
@@ -67,9 +82,10 @@ def list_host(name: str, address: str, timeout: float = DEFAULT_TIMEOUT, should_
 
 
 class Fleet:
-    def __init__(self, hosts: dict[str, str], timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(self, hosts: dict[str, str], timeout: float = DEFAULT_TIMEOUT, access_for: AccessFor | None = None) -> None:
         self.hosts = dict(hosts)
         self.timeout = timeout
+        self.access_for = access_for
         self._stop = threading.Event()
 
     def address(self, name: str) -> Address | None:
@@ -83,7 +99,7 @@ class Fleet:
         pool = ThreadPoolExecutor(max_workers=min(16, len(self.hosts)), thread_name_prefix="sessionview-host")
         futures: dict[Future[HostSessions], str] = {}
         for name, address in self.hosts.items():
-            fut = pool.submit(list_host, name, address, self.timeout, self._stop.is_set)
+            fut = pool.submit(list_host, name, address, self.timeout, self._stop.is_set, self.access_for)
             futures[fut] = name
             if on_host is not None:
                 fut.add_done_callback(lambda f: on_host(f.result()))

@@ -9,8 +9,9 @@ compaction, a replacement, a deletion.
 
 from __future__ import annotations
 
+from typing import Any
+
 from sessionview.core.tail import Event, Follower
-from sessionview.remote.sftp import SftpAccess
 
 POLL_INTERVAL = 0.25  # seconds between polls (a change shows within one interval plus a round trip)
 VERIFY_LIMIT = 64 * 1024  # keep the reported prefix up to this size; beyond it, windows (fewer bytes re-read)
@@ -22,11 +23,12 @@ class RemoteFollower(Follower):
     events and :attr:`error` says why (None again once a poll gets through)."""
 
     _error: str | None = None
+    #: seconds between polls (each one is a round trip): the app's follow loop uses it
+    poll_interval = POLL_INTERVAL
 
     @property
     def error(self) -> str | None:
-        access = self._access
-        return self._error or (access.error if isinstance(access, SftpAccess) else None)
+        return self._error or getattr(self._access, "error", None)
 
     def poll(self) -> list[Event]:
         try:
@@ -38,6 +40,7 @@ class RemoteFollower(Follower):
         return events
 
 
-def remote_follower(access: SftpAccess, path: str, offset: int = 0) -> RemoteFollower:
-    """A follower of ``path`` on ``access``'s host, already read up to ``offset`` (just past a newline)."""
+def remote_follower(access: Any, path: str, offset: int = 0) -> RemoteFollower:
+    """A follower of ``path`` on ``access``'s host (an :class:`~sessionview.remote.sftp.SftpAccess`), already
+    read up to ``offset`` (just past a newline)."""
     return RemoteFollower(path, offset=offset, access=access, verify_limit=VERIFY_LIMIT, window=WINDOW)

@@ -8,7 +8,7 @@ is one value. A remote session is read-only here: writes run on the host (:mod:`
 from __future__ import annotations
 
 import posixpath
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from sessionview.core import catalog, formats, jsondoc, littleghost
 from sessionview.core.catalog import Entry
@@ -126,3 +126,55 @@ def open_tail(access: SftpAccess, path: str, count: int = 256) -> tuple[SftpFile
         opened.close()
         raise
     return opened, session, end, size, whole
+
+
+DESCRIBE_DOCUMENT_LIMIT = 8 << 20  # a remote JSON document up to this size is read whole to describe it
+
+
+def describe(access: SftpAccess, path: str, size: int) -> catalog.Description:
+    """The session list's description of a remote file from one range read of its head (format, and for a
+    file that fits in it, its record count and sketch); a bigger file gets its format only, since counting
+    its lines would read all of it. A document up to :data:`DESCRIBE_DOCUMENT_LIMIT` is read whole."""
+    from sessionview.core.sketch import HEAD, sketch_lines, sketch_session
+
+    try:
+        opened = access.open(path)
+        try:
+            head = opened.read(0, max(HEAD, jsondoc.HEAD_BYTES))
+        finally:
+            opened.close()
+    except OSError as exc:
+        return catalog.Description("?", None, exc.strerror or str(exc) or type(exc).__name__)
+    if jsondoc.looks_like_document(head[: jsondoc.HEAD_BYTES]):
+        if size > DESCRIBE_DOCUMENT_LIMIT:
+            return catalog.Description("JSON document", None, None)
+        try:
+            session = open_session(access, path)
+            try:
+                return catalog.Description(session.format_title, len(session), None, sketch_session(session))
+            finally:
+                session.close()
+        except Exception as exc:  # a broken document is still listed
+            return catalog.Description("JSON document", None, f"{type(exc).__name__}: {exc}")
+    if not head.strip():
+        return catalog.Description("?", 0 if size == 0 else None, None)
+    adapter = formats.detect_head(head)
+    if len(head) < size:
+        return catalog.Description(adapter.title, None, None)
+    count = head.count(b"\n") + (0 if head.endswith(b"\n") else 1)
+    try:
+        found = sketch_lines(path, head, size, count, adapter)
+    except Exception:
+        found = None
+    return catalog.Description(adapter.title, count, None, found)
+
+
+class SessionAccess(SftpAccess):
+    """An :class:`SftpAccess` for the app: the core's follower (:func:`sessionview.core.tail.follower_for`)
+    is a :class:`~sessionview.remote.follow.RemoteFollower` (polled every 0.25 s, fewer re-reads, no raise
+    when the host stops answering)."""
+
+    def follower(self, path: str, offset: int = 0) -> Any:
+        from sessionview.remote.follow import remote_follower
+
+        return remote_follower(self, path, offset)

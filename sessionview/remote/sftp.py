@@ -66,6 +66,15 @@ class SftpFile:
         self.ident = (1, next(_ids))
         self.reads = 0  # requests made, for tests and the bench
         self.bytes_read = 0
+        self._cache: "BlockCache | None" = None
+
+    @property
+    def cached_read(self) -> Callable[[int, int], bytes]:
+        """Range reads through a :class:`BlockCache`, for a session's records (not for a follower: it must
+        see the file as it is now)."""
+        if self._cache is None:
+            self._cache = BlockCache(self.read)
+        return self._cache
 
     def read(self, offset: int, size: int) -> bytes:
         if size <= 0:

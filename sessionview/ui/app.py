@@ -40,8 +40,19 @@ class SessionViewApp(App[int]):
         watch: bool = True,
         poll_interval: float = 0.015,
         prefetch: object = None,
+        hosts: dict[str, str] | None = None,
+        local: bool = True,
+        host_timeout: float = 10.0,
+        remote: object = None,
     ) -> None:
         super().__init__()
+        #: the hosts the session list shows besides the local directory (None: the [hosts] of config.toml)
+        self.hosts = hosts
+        self.local = local  # False: only the hosts (sessionview hosts --app, or a remote directory)
+        self.host_timeout = host_timeout
+        #: a remote address the app was opened on (sessionview.ui.launch.RemoteTarget), or None
+        self.remote = remote
+        self.remote_hosts = None  # the app's SSH connections (sessionview.ui.fleet.RemoteHosts), on first use
         self.prefetch = prefetch  # a Future of the TranscriptModel, opened while Textual was imported
         self.path = os.path.abspath(os.fspath(path))
         self.display_path = os.path.normpath(os.fspath(path))  # as given: shown in headers
@@ -56,18 +67,22 @@ class SessionViewApp(App[int]):
         self.external_editor: Callable[[str], str] = partial(_external_edit, self)
 
     def on_mount(self) -> None:
-        self._apply_keymap()
-        if os.path.isdir(self.path):
+        hosts = self._apply_keymap()
+        if self.remote is not None:
+            self.remote.mount(self)  # type: ignore[attr-defined]
+        elif not self.local or os.path.isdir(self.path):
             from sessionview.ui.screens.browser import BrowserScreen
 
             self.push_screen(
                 BrowserScreen(
-                    self.path,
-                    display=self.display_path,
+                    self.path if self.local else None,
+                    display=self.display_path if self.local else "every host",
                     clock=self.clock,
                     watch=self.watch,
                     poll_interval=self.poll_interval,
                     read_only=self.read_only,
+                    hosts=self.hosts if self.hosts is not None else hosts,
+                    host_timeout=self.host_timeout,
                 )
             )
         else:
@@ -85,17 +100,17 @@ class SessionViewApp(App[int]):
                 )
             )
 
-    def _apply_keymap(self) -> None:
+    def _apply_keymap(self) -> dict[str, str]:
         """The user's ``[keymap]`` (binding id = keys) from the config file, if there is one. Mistakes in
         the file (invalid TOML, an unknown setting, binding id or key) are shown once, with the file and
-        line, in a dialog; what is right in it is applied."""
+        line, in a dialog; what is right in it is applied. Returns the file's ``[hosts]``."""
         from sessionview.core.config import ConfigError, config_path, load_config
 
         try:
             config = load_config()
         except ConfigError as exc:
             self._config_problems([str(exc)], config_path())
-            return
+            return {}
         problems = list(config.problems)
         if config.keymap and config.path:
             from sessionview.ui.keymap import check_keymap
@@ -106,6 +121,13 @@ class SessionViewApp(App[int]):
                 self.set_keymap(good)
         if problems:
             self._config_problems(problems, config.path or config_path())
+        return dict(config.hosts)
+
+    def on_unmount(self) -> None:
+        if self.remote_hosts is not None:
+            from sessionview.ui.fleet import close_hosts
+
+            close_hosts(self)
 
     def _config_problems(self, problems: list[str], path: str) -> None:
         from sessionview.ui.dialogs.modal import NoticeScreen

@@ -20,7 +20,12 @@ def _escape(text: str) -> str:
 
 
 def run(path: str, *, read_only: bool = False) -> int:
-    """Open the app on a directory or a single session file. Returns the exit code."""
+    """Open the app on a directory or a single session file (local, or a remote address). Returns the exit code."""
+    from sessionview.remote.address import parse
+
+    address = parse(path) if path else None
+    if address is not None:
+        return run_remote(path, address, read_only=read_only)
     p = os.path.abspath(path or ".")
     if not os.path.exists(p):
         print(f"sessionview: {_escape(path)}: no such file or directory", file=sys.stderr)
@@ -77,3 +82,89 @@ def _prefetch(path: str) -> Any:
 
     threading.Thread(target=work, name="sessionview-prefetch", daemon=True).start()
     return future
+
+
+# -- the app on a remote address ---------------------------------------------------------------------
+class RemoteTarget:
+    """What ``sessionview ssh://host/path`` opened: a directory or a file on a host (its path absolute
+    there), and the app's connections (the first one already open)."""
+
+    def __init__(self, address: Any, is_dir: bool, hosts: Any) -> None:
+        self.address = address
+        self.is_dir = is_dir
+        self.hosts = hosts
+
+    def mount(self, app: Any) -> None:
+        app.remote_hosts = self.hosts
+        if self.is_dir:
+            from sessionview.ui.screens.browser import BrowserScreen
+
+            label = self.address.host_label
+            app.push_screen(BrowserScreen(None, display=str(self.address), clock=app.clock, watch=app.watch,
+                                          poll_interval=app.poll_interval, read_only=True,
+                                          hosts={label: str(self.address)}, host_timeout=app.host_timeout))
+            return
+        from sessionview.ui.screens.remote import session_screen
+
+        screen = session_screen(app, self.address, self.hosts.access(self.address))
+        screen.standalone = True
+        app.push_screen(screen)
+
+
+def open_remote(text: str, address: Any, timeout: float = 10.0) -> "RemoteTarget | str":
+    """Connect to the host and look at the path: a :class:`RemoteTarget`, or the one line that says why not."""
+    import stat
+
+    from sessionview.core.doc.document import describe_mode
+    from sessionview.remote.connection import RemoteError
+    from sessionview.ui.fleet import RemoteHosts
+
+    hosts = RemoteHosts(timeout)
+    try:
+        access = hosts.access(address)
+        real = access.realpath(address.path or ".")
+        st = access.stat(real)
+    except FileNotFoundError:
+        hosts.close()
+        return f"{text}: no such file or directory"
+    except PermissionError:
+        hosts.close()
+        return f"{text}: permission denied"
+    except RemoteError as exc:
+        hosts.close()
+        return str(exc)
+    except OSError as exc:
+        hosts.close()
+        return f"{text}: {exc.strerror or exc}"
+    if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
+        hosts.close()
+        return f"{text}: not a regular file ({describe_mode(st.st_mode)})"
+    return RemoteTarget(address.with_path(real), stat.S_ISDIR(st.st_mode), hosts)
+
+
+def run_remote(text: str, address: Any, *, read_only: bool = False) -> int:
+    """The app here on a remote directory or file, reading over SFTP (remote sessions are read-only in it)."""
+    target = open_remote(text, address)
+    if isinstance(target, str):
+        print(f"sessionview: {_escape(target)}", file=sys.stderr)
+        return 2
+    _trust_the_terminal_size()
+    from sessionview.ui.app import SessionViewApp
+
+    app = SessionViewApp(".", read_only=read_only, remote=target)
+    try:
+        result = app.run()
+    finally:
+        target.hosts.close()
+    if app.return_code not in (None, 0):
+        return app.return_code or 1
+    return int(result or 0)
+
+
+def run_hosts_app(hosts: dict[str, str], *, timeout: float = 10.0, read_only: bool = False) -> int:
+    """``sessionview hosts --app``: the session list with every host of ``hosts`` (no local directory)."""
+    from sessionview.ui.app import SessionViewApp
+
+    _trust_the_terminal_size()
+    app = SessionViewApp(".", read_only=read_only, hosts=hosts, local=False, host_timeout=timeout)
+    return int(app.run() or 0)

@@ -1,4 +1,5 @@
-"""``sessionview ADDRESS``: the app runs on the host, in this terminal (tmux), over a real sshd."""
+"""``sessionview ADDRESS`` in a real terminal (tmux), over a real sshd: the app here reading over SFTP (the
+default), or the app on the host (``--on-host``, ssh -t)."""
 
 import json
 import os
@@ -33,7 +34,8 @@ class Tmux:
         raise AssertionError(f"{text!r} never showed up; the screen was:\n{screen}")
 
 
-def test_the_app_on_a_remote_directory_runs_there_and_follows(sshd):
+@pytest.mark.parametrize("how", ["", "--on-host"])
+def test_the_app_on_a_remote_directory_lists_opens_and_follows(sshd, how):
     d = sshd.sessions / "dir with space"
     d.mkdir()
     session = d / "s.jsonl"
@@ -41,7 +43,7 @@ def test_the_app_on_a_remote_directory_runs_there_and_follows(sshd):
         {"role": "user", "content": "hello from the host"}, {"role": "assistant", "content": "hi there"})))
     tmux = Tmux(f"svremote-{os.getpid()}")
     env = f"HOME={shlex.quote(str(sshd.home))} PYTHONPATH={shlex.quote(REPO)}"
-    cmd = f"{env} {shlex.quote(sys.executable)} -m sessionview {shlex.quote('svtest:' + str(d))}; echo EXITED $?"
+    cmd = f"{env} {shlex.quote(sys.executable)} -m sessionview {how} {shlex.quote('svtest:' + str(d))}; echo EXITED $?"
     tmux.run("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "120", "-y", "40", "sh")
     try:
         deadline = time.monotonic() + 10

@@ -198,8 +198,8 @@ def test_stdin_content_is_passed_to_the_host(sshd):
     assert json.loads(path.read_bytes().split(b"\n")[3])["content"] == "from stdin ✓"
 
 
-def test_the_app_is_refused_on_a_host_without_sessionview_in_one_line(sshd):
-    code, out, err = sv(f"svtest-nosv:{sshd.sessions}", home=sshd.home)
+def test_the_app_on_the_host_is_refused_on_a_host_without_sessionview_in_one_line(sshd):
+    code, out, err = sv("--on-host", f"svtest-nosv:{sshd.sessions}", home=sshd.home)
     assert code == 1 and "sessionview is not installed there" in err and len(err.strip().splitlines()) == 1
 
 

@@ -7,6 +7,9 @@ true line numbers, and is ``None`` until the full index is built in the backgrou
 (:meth:`TranscriptModel.attach_index`). A single JSON document (LittleGhost) is opened whole.
 
 Appended lines (from a :class:`~sessionview.core.tail.Follower`) grow the same index in place.
+
+A file on another host is opened the same way through a :class:`~sessionview.core.fileaccess.FileAccess`
+(``TranscriptModel.open(path, access=...)``): range reads, end first; a document is read whole.
 """
 
 from __future__ import annotations
@@ -14,86 +17,30 @@ from __future__ import annotations
 import os
 import re
 from array import array
-from dataclasses import dataclass
 from typing import Callable, Iterator
 
 import orjson
 
 from sessionview.core import catalog, formats, jsondoc
 from sessionview.core.doc.document import Document, Record, Source, preader
-from sessionview.core.doc.linescan import ScanLimit
 from sessionview.core.doc.model import Kind, View
 from sessionview.core.doc.parse import DEFAULT_CAP
+from sessionview.core.fileaccess import FileAccess, OpenFile
 from sessionview.core.formats.base import Adapter
-from sessionview.core.session import JsonlSession, open_session
+from sessionview.core.session import JsonlSession
 from sessionview.core.session_base import Session
 from sessionview.core.tail import Appended, Pending
-from sessionview.core.tail_open import TailOpen, grow, open_tail
+from sessionview.core.tail_open import TailOpen, grow, open_tail, open_tail_file
 from sessionview.core.view import timing
+from sessionview.core.view.documents import document_from_bytes, open_document_session, read_whole
+from sessionview.core.view.filter import Filter
 from sessionview.core.view.stats import Stats, compact_json
+
+__all__ = ["Filter", "TranscriptModel", "Scanner", "quick_view", "searchable_text", "open_document_session"]
 
 TAIL_COUNT = 256
 QUICK_VIEW_SIZE = 1 << 20  # records over this are read without the slow byte-level checks
 _BIG_DIGITS = re.compile(rb"\d{19}")
-
-
-def open_document_session(path: str, max_size: int | None = None) -> Session | None:
-    """A whole-document session (LittleGhost store file, another JSON document) for ``path``, or None for a
-    line file."""
-    head = jsondoc.head_of(path)
-    if not jsondoc.looks_like_document(head) and not (path.lower().endswith(".json") and catalog.looks_like_json_document(head)):
-        return None
-    if max_size is not None and os.path.getsize(path) > max_size:
-        raise ScanLimit("a big document: open it in a thread")
-    session = open_session(path)
-    return None if isinstance(session, JsonlSession) else session
-
-
-@dataclass(frozen=True)
-class Filter:
-    """Show only records whose role is in ``roles`` and/or that call or answer a tool in ``tools``."""
-
-    roles: frozenset[str] = frozenset()
-    tools: frozenset[str] = frozenset()
-
-    @property
-    def active(self) -> bool:
-        return bool(self.roles or self.tools)
-
-    @classmethod
-    def parse(cls, text: str) -> "Filter":
-        """``user assistant tool:shell`` → roles {user, assistant}, tools {shell}. Commas work too."""
-        roles: set[str] = set()
-        tools: set[str] = set()
-        for word in text.replace(",", " ").split():
-            if word.lower().startswith(("tool:", "tool=")):
-                if word[5:]:
-                    tools.add(word[5:])
-            elif word.lower().startswith(("role:", "role=")):
-                if word[5:]:
-                    roles.add(word[5:])
-            else:
-                roles.add(word)
-        return cls(frozenset(roles), frozenset(tools))
-
-    def describe(self) -> str:
-        parts = sorted(self.roles) + [f"tool:{t}" for t in sorted(self.tools)]
-        return " ".join(parts)
-
-    def matches(self, view: View, names: dict[str, str]) -> bool:
-        if self.roles:
-            role = view.role or (view.label if view.kind is not Kind.MESSAGE else None) or view.kind.value
-            if role not in self.roles and view.kind.value not in self.roles:
-                return False
-        if self.tools:
-            if any(c.name in self.tools for c in view.tool_calls):
-                return True
-            for r in view.tool_results:
-                name = r.name or names.get(r.call_id or "", "")
-                if name in self.tools:
-                    return True
-            return False
-        return True
 
 
 class TranscriptModel:
@@ -117,12 +64,18 @@ class TranscriptModel:
         self._big_views: dict[int, View] = {}
         self._start: float | None | bool = False  # the session's first time (False: not looked for yet)
         self._old_fds: list[int] = []  # files read before :meth:`adopt`, closed with the model
+        self._old_files: list[OpenFile] = []  # the same for :meth:`adopt_file`
 
     # -- opening -------------------------------------------------------------------------------
     @classmethod
-    def open(cls, path: str, tail_count: int = TAIL_COUNT, max_scan: int | None = None) -> "TranscriptModel":
+    def open(
+        cls, path: str, tail_count: int = TAIL_COUNT, max_scan: int | None = None, access: FileAccess | None = None
+    ) -> "TranscriptModel":
         """Open ``path``. With ``max_scan``, raise :class:`~sessionview.core.doc.linescan.ScanLimit` instead of
-        reading more than that many bytes (the caller then opens it in a thread)."""
+        reading more than that many bytes (the caller then opens it in a thread). With ``access``, the file
+        is read through it (a file on another host)."""
+        if access is not None:
+            return cls._open_through(path, access, tail_count)
         m = cls(path)
         doc_session = open_document_session(path, max_scan)
         if doc_session is not None:
@@ -135,22 +88,54 @@ class TranscriptModel:
                 m.size = 0
             return m
         t = open_tail(path, tail_count, max_scan)
-        m.tail = t
-        m.adapter = formats.detect_head(os.pread(t.fd, formats.HEAD_BYTES, 0))
-        m.end = t.end
-        m.size = t.size
-        m.tail_count = t.source.count
-        m.base = 0 if t.whole else None
-        m.session = JsonlSession(Document(t.source, path=path), adapter=m.adapter)
-        if t.size > t.end:
-            preview = os.pread(t.fd, min(t.size - t.end, 4096), t.end)
-            m.pending = Pending(t.end, t.size - t.end, preview)
+        try:
+            m._from_tail(t, os.pread(t.fd, formats.HEAD_BYTES, 0))
+        except BaseException:
+            t.close()
+            raise
         return m
+
+    @classmethod
+    def _open_through(cls, path: str, access: FileAccess, tail_count: int) -> "TranscriptModel":
+        m = cls(path)
+        opened = access.open(path)
+        try:
+            head = opened.read(0, max(jsondoc.HEAD_BYTES, formats.HEAD_BYTES))
+            size = opened.stat().st_size
+            if size <= jsondoc.MAX_DOCUMENT and (jsondoc.looks_like_document(head[: jsondoc.HEAD_BYTES]) or (
+                path.lower().endswith(".json") and catalog.looks_like_json_document(head[: jsondoc.HEAD_BYTES])
+            )):
+                m.size = size
+                m.session = document_from_bytes(read_whole(opened, m.size), path)
+                m.lines = False
+                opened.close()
+                return m
+            t = open_tail_file(opened, tail_count)
+        except BaseException:
+            opened.close()
+            raise
+        m._from_tail(t, head[: formats.HEAD_BYTES])
+        return m
+
+    def _from_tail(self, t: TailOpen, head: bytes) -> None:
+        self.tail = t
+        self.adapter = formats.detect_head(head)
+        self.end = t.end
+        self.size = t.size
+        self.tail_count = t.source.count
+        self.base = 0 if t.whole else None
+        self.session = JsonlSession(Document(t.source, path=self.path), adapter=self.adapter)
+        if t.size > t.end:
+            preview = t.read(t.end, min(t.size - t.end, 4096))
+            self.pending = Pending(t.end, t.size - t.end, preview)
 
     def close(self) -> None:
         if self.tail is not None:
             self.tail.close()
             self.tail = None
+        for opened in self._old_files:
+            opened.close()
+        self._old_files.clear()
         for fd in self._old_fds:
             try:
                 os.close(fd)
@@ -180,7 +165,7 @@ class TranscriptModel:
         assert isinstance(self.session, JsonlSession)
         old = self.source
         if self.tail is not None:
-            full = Source(preader(self.tail.fd), full.size, full.starts, full.bom)  # the file read now (adopt)
+            full = Source(self.tail.read, full.size, full.starts, full.bom)  # the file read now (adopt)
         shift = full.count - self.tail_count
         extra = old.starts[self.tail_count :]
         new = grow(full, extra, old.size) if len(extra) else full
@@ -215,6 +200,29 @@ class TranscriptModel:
         self.tail.fd = fd
         src = self.source
         self.session.doc = Document(Source(preader(fd), src.size, src.starts, src.bom), path=self.path)
+
+    def adopt_from(self, access: FileAccess) -> bool:
+        """:meth:`adopt` through a FileAccess, whose identities belong to one open handle each: the path is
+        opened again (the follower checked that the new file starts with what was loaded, and reports it if
+        the path changes once more). False if it cannot be opened or is shorter than what was loaded."""
+        try:
+            opened = access.open(self.path)
+        except OSError:
+            return False
+        if self.tail is None or opened.stat().st_size < self.end:
+            opened.close()
+            return False
+        self.adopt_file(opened)
+        return True
+
+    def adopt_file(self, opened: OpenFile) -> None:
+        """:meth:`adopt` for a file read through a FileAccess: read ``opened`` from now on (the model owns it)."""
+        assert isinstance(self.session, JsonlSession) and self.tail is not None
+        if self.tail.file is not None:
+            self._old_files.append(self.tail.file)
+        self.tail.file = opened
+        src = self.source
+        self.session.doc = Document(Source(self.tail.read, src.size, src.starts, src.bom), path=self.path)
 
     def set_pending(self, ev: Pending) -> None:
         self.pending = ev if ev.size else None
@@ -480,3 +488,4 @@ def searchable_text(view: View) -> str:
     for p in view.problems:
         parts.append(p.message)
     return "\n".join(parts)
+

@@ -22,7 +22,8 @@ from textual.worker import get_current_worker
 
 from sessionview.core.doc.document import open_regular
 from sessionview.core.doc.model import View
-from sessionview.core.tail import Appended, Compacted, Deleted, Follower, Pending, Renamed, Replaced, Truncated
+from sessionview.core.fileaccess import FileAccess
+from sessionview.core.tail import Appended, Compacted, Deleted, Follower, Pending, Renamed, Replaced, Truncated, follower_for
 from sessionview.core.tail_open import full_index
 from sessionview.core.text import escape_control
 from sessionview.core.view.outline import first_prompt
@@ -68,6 +69,7 @@ class Follow:
         self.start_at_first_prompt = False  # go to the first prompt once the index is there
         self._live_timer: Timer | None = None
         self._reload_timer: Timer | None = None
+        self.access: FileAccess | None = getattr(host, "access", None)  # None: a local file; else another host's
 
     def close(self) -> None:
         self._stop_following()
@@ -89,7 +91,7 @@ class Follow:
 
     def _open_worker(self, generation: int, reason: str, prefetch: Any = None) -> None:
         try:
-            model = prefetch.result() if prefetch is not None else TranscriptModel.open(self.host.path)
+            model = prefetch.result() if prefetch is not None else TranscriptModel.open(self.host.path, access=self.access)
         except Exception as exc:
             # an OSError's text names the path and the reason (not a regular file, permission denied): no
             # class name for those; anything else is a bug to report, with its class
@@ -141,7 +143,7 @@ class Follow:
                 else:
                     host.notify(f"{message.reason}: {REASONS.get(message.reason, '')}", title="file changed", markup=False)
             try:
-                st = os.stat(host.path)
+                st = os.stat(host.path) if self.access is None else self.access.stat(host.path)
                 recent = host.clock() - st.st_mtime <= LIVE_WINDOW
             except OSError:
                 recent = False
@@ -183,7 +185,7 @@ class Follow:
                 self.host.post_message(msg.IndexProgress(generation, pos / max(1, end)))
 
         try:
-            source = full_index(model.tail.fd, end, progress)
+            source = full_index(model.tail.read if self.access is not None else model.tail.fd, end, progress)
         except InterruptedError:
             return
         except OSError:
@@ -293,42 +295,47 @@ class Follow:
         fd = None
         offset = 0
         if model is not None and model.tail is not None:
-            fd = os.dup(model.tail.fd)
+            fd = os.dup(model.tail.fd) if self.access is None else None
             offset = model.end
         elif model is not None:
             offset = -1  # a whole document: any change reloads it
-        self.host.run_worker(partial(self._follow_worker, self.generation, stop, fd, offset), group="follow", thread=True, exit_on_error=False)
+        resume = model is not None and model.tail is not None  # follow on from what the model read
+        self.host.run_worker(partial(self._follow_worker, self.generation, stop, fd, offset, resume), group="follow", thread=True, exit_on_error=False)
 
     def _stop_following(self) -> None:
         if self._stop_follow is not None:
             self._stop_follow.set()
             self._stop_follow = None
 
-    def _follow_worker(self, generation: int, stop: threading.Event, fd: int | None, offset: int) -> None:
+    def _follow_worker(self, generation: int, stop: threading.Event, fd: int | None, offset: int, resume: bool = False) -> None:
         path = self.host.path
         follower: Follower | None = None
         try:
             while not stop.is_set():
                 if follower is None:
                     try:
-                        if fd is not None:
-                            follower = Follower(path, fd=fd, offset=offset)
+                        if resume:
+                            follower = follower_for(path, fd=fd, offset=offset, access=self.access)
                             fd = None
+                            resume = False
                         else:
-                            follower = Follower(path)
+                            follower = follower_for(path, access=self.access)
                             if offset == -1:
                                 follower.poll()  # a document: only changes after this matter
                             else:
                                 # the file could not be opened before: now it can
                                 self.host.post_message(msg.FollowEvents(generation, [Replaced("the file appeared")]))
                                 return
-                    except OSError:
+                    except OSError as exc:
+                        if resume and self.access is not None and isinstance(exc, FileNotFoundError):  # gone since read
+                            self.host.post_message(msg.FollowEvents(generation, [Deleted()]))
+                            resume, offset = False, 0
                         stop.wait(0.25)
                         continue
                 events = follower.poll()
                 if events:
                     self.host.post_message(msg.FollowEvents(generation, events))
-                stop.wait(self.host.poll_interval)
+                stop.wait(max(self.host.poll_interval, getattr(follower, "poll_interval", 0.0)))
         finally:
             if follower is not None:
                 follower.close()
@@ -391,6 +398,8 @@ class Follow:
 
     def _adopt(self, model: TranscriptModel, ident: tuple[int, int]) -> bool:
         """Read the new file the follower follows now (``ident``); False if the path holds another one."""
+        if self.access is not None:  # an identity over a FileAccess is one handle's: open the path again
+            return model.adopt_from(self.access)
         try:
             fd = open_regular(self.host.path)
         except OSError:

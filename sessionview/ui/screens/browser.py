@@ -5,6 +5,11 @@ describes rows (format, record count, and a sketch from each file's head and tai
 problems) in the order they are needed: visible rows first, then the most recent ones. ``watchfiles`` keeps
 the list current: new files appear and deleted ones go. ``s`` cycles the sort column, a click on a column's
 title sorts by it (again: the other way).
+
+With ``hosts`` (the ``[hosts]`` of config.toml, or the one host of ``sessionview ssh://host/dir``), every
+host's sessions are listed too, each host in the background (:class:`sessionview.ui.fleet.HostListing`), with
+a host column; a host that is slow or down is named unreachable in the header and the rest still show.
+With no ``root`` only the hosts are listed.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from textual.worker import get_current_worker
 from sessionview.core.catalog import LIVE_WINDOW, Catalog, describe_full
 from sessionview.core.store.tmpfiles import cleanup_temp_files
 from sessionview.core.text import escape_control
-from sessionview.ui import messages as msg
+from sessionview.ui import fleet as msg_fleet, messages as msg
 from sessionview.ui.controllers.indexing import BackgroundIndexing
 from sessionview.ui.widgets.session_table import ColumnHeader, SessionTable
 
@@ -37,7 +42,7 @@ BATCH_EVERY = 0.1  # seconds: descriptions go to the screen in batches  # second
 SORTS = ("mtime", "name", "size", "title", "messages", "tokens", "problems", "format")
 SORT_LABELS = {
     "mtime": "last change", "name": "name", "size": "size", "title": "title", "messages": "messages",
-    "tokens": "tokens", "problems": "problems", "format": "format",
+    "tokens": "tokens", "problems": "problems", "format": "format", "host": "host",
 }
 #: sorts by what a description tells: the rows are sorted again as descriptions arrive
 DESCRIBED_SORTS = frozenset({"title", "messages", "tokens", "problems", "format"})
@@ -64,11 +69,15 @@ class BrowserScreen(Screen):
         watch: bool = True,
         poll_interval: float = 0.015,
         read_only: bool = False,
+        hosts: dict[str, str] | None = None,
+        host_timeout: float = 10.0,
     ) -> None:
         super().__init__()
-        self.root = os.path.abspath(root)
+        self.local = root is not None  # a local directory is listed (else only hosts)
+        self.root = os.path.abspath(root) if root is not None else ""
         self.display_root = display or self.root
-        self.catalog = Catalog(self.root)
+        self.catalog = Catalog(self.root or os.sep)
+        self.host_listing = msg_fleet.HostListing(self, hosts, host_timeout) if hosts else None
         self.clock = clock
         self.watch = watch
         self.poll_interval = poll_interval
@@ -101,14 +110,21 @@ class BrowserScreen(Screen):
 
     def on_mount(self) -> None:
         self.table.focus()
+        if self.host_listing is not None:
+            self.table.show_hosts(list(self.host_listing.hosts))
         self._refresh_header()
-        self._scan()
-        threading.Thread(target=cleanup_temp_files, args=(self.root,), name="sv-tmp-cleanup", daemon=True).start()
+        if self.local:
+            self._scan()
+            threading.Thread(target=cleanup_temp_files, args=(self.root,), name="sv-tmp-cleanup", daemon=True).start()
+        else:
+            self.loaded = True
         self._describer(self._stop)
-        if self.watch:
+        if self.watch and self.local:
             self._watcher()
             self.indexing = BackgroundIndexing(self, self.root)
             self.indexing.start()
+        if self.host_listing is not None:
+            self.host_listing.start()
         self.set_interval(1.0, self._tick)
 
     def on_unmount(self) -> None:
@@ -129,7 +145,8 @@ class BrowserScreen(Screen):
 
     @on(msg.CatalogScanned)
     def _scanned(self, message: msg.CatalogScanned) -> None:
-        self.catalog.entries = message.catalog.entries
+        remote = {p: e for p, e in self.catalog.entries.items() if e.host}  # the hosts' rows stay
+        self.catalog.entries = {**message.catalog.entries, **remote}
         self.catalog.version += 1
         self.loaded = True
         self._refresh_rows()
@@ -139,7 +156,7 @@ class BrowserScreen(Screen):
         key = (self.catalog.version, self.sort, self.reverse, self._described_version if self.sort in DESCRIBED_SORTS else 0)
         if self._sorted_key != key:
             self._sorted = self.catalog.sorted("", self.sort, self.reverse)
-            self._folded = [e.rel.casefold() for e in self._sorted]
+            self._folded = [(f"{e.host}:{e.rel}" if e.host else e.rel).casefold() for e in self._sorted]
             self._sorted_key = key
             self._queue_background(self._sorted)
         needle = self.filter_text.casefold()
@@ -167,6 +184,8 @@ class BrowserScreen(Screen):
                 line2.append((f" · {shown:,} match “{escape_control(self.filter_text, one_line=True)}”", "$text-accent"))
             if live:
                 line2.append((f" · ● {live} live", "bold $text-success"))
+            if self.host_listing is not None:
+                line2 += [(escape_control(t, one_line=True), style) for t, style in self.host_listing.header_parts()]
             line2.append((f" · sorted by {SORT_LABELS[self.sort]}{' (reversed)' if self.reverse else ''}", "$text-muted"))
         self.query_one("#browser-header", Static).update(Content("\n").join([Content.assemble(*parts), Content.assemble(*line2)]))
         width = self.table.scrollable_content_region.width or self.size.width
@@ -227,7 +246,8 @@ class BrowserScreen(Screen):
                 continue
             path = min(pending, key=lambda p: pending[p][0])
             prio, size, mtime = pending.pop(path)
-            described = describe_full(path, stop.is_set)
+            remote = self.host_listing.describe(path, size) if self.host_listing is not None else None
+            described = remote if remote is not None else describe_full(path, stop.is_set)
             if stop.is_set():
                 return
             if prio >= 2:
@@ -287,9 +307,28 @@ class BrowserScreen(Screen):
             self.notify(f"not watching the directory: {escape_control(str(exc), one_line=True)}", severity="warning", markup=False)
 
     # -- actions ------------------------------------------------------------------------------------
+    @on(msg_fleet.HostListed)
+    def _host_listed(self, message: msg_fleet.HostListed) -> None:
+        assert self.host_listing is not None
+        changed = self.host_listing.arrived(message.listing)
+        if changed:
+            self._refresh_rows()
+            self._queue(1, [self.catalog.entries[p] for p in changed if p in self.catalog.entries])
+            self.post_message(msg.CatalogChanged(changed))
+        else:
+            self._refresh_header()
+
     @on(SessionTable.Opened)
     def _open(self, message: SessionTable.Opened) -> None:
         from sessionview.ui.screens.session import SessionScreen
+
+        if message.entry.host and self.host_listing is not None:
+            address = self.host_listing.address(message.entry.path)
+            if address is not None:
+                from sessionview.ui.screens.remote import open_in_thread
+
+                open_in_thread(self.app, address, f"{message.entry.host}:{message.entry.rel}")
+            return
 
         self.app.push_screen(
             SessionScreen(
@@ -332,7 +371,8 @@ class BrowserScreen(Screen):
         self.table.focus()
 
     def action_cycle_sort(self) -> None:
-        self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
+        sorts = SORTS + (("host",) if self.host_listing is not None else ())
+        self.sort = sorts[(sorts.index(self.sort) + 1) % len(sorts)]
         self.reverse = False
         self._refresh_rows()
 
@@ -349,6 +389,11 @@ class BrowserScreen(Screen):
         from sessionview.ui.screens.search_all import SearchAllScreen, open_at
         from sessionview.ui.screens.session import SessionScreen
 
+        if not self.local:
+            self.notify("search all looks in local sessions; for every host's: sessionview search --index postgresql://…",
+                        markup=False)
+            return
+
         def open_hit(path: str, display: str, number: int, term: str) -> None:
             screen = SessionScreen(path, display=display, clock=self.clock, poll_interval=self.poll_interval, read_only=self.read_only)
             open_at(self.app, screen, number, term)
@@ -356,7 +401,10 @@ class BrowserScreen(Screen):
         self.app.push_screen(SearchAllScreen(self.root, display=self.display_root, open_session=open_hit, watch=self.watch))
 
     def action_rescan(self) -> None:
-        self._scan()
+        if self.local:
+            self._scan()
+        if self.host_listing is not None:
+            self.host_listing.list_again()
 
     def action_quit(self) -> None:
         self.app.exit(0)

@@ -2,16 +2,14 @@
 
 The index is PostgreSQL when the screen is given a ``postgresql://`` URL, or ``$SESSIONVIEW_INDEX`` is one
 (:func:`sessionview.fleetindex.configured_index`); the whole fleet is then searched. A hit on another host
-opens the way ``sessionview ssh://host/path`` does: the app runs on that host in this terminal
-(``ssh -t host sessionview PATH``, no prompts, known_hosts checked), with this app suspended meanwhile.
-Where the app cannot be suspended (served to a browser), the hit's address is shown to copy instead.
+opens the way ``sessionview ssh://host/path`` does: this app reads it over SFTP (:mod:`sessionview.ui.fleet`),
+at the hit's ``#N`` with the match highlighted. The host is found by its ``[hosts]`` name when config.toml
+has one (its user, port or alias), else as ssh takes the recorded name.
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-from typing import Any
+from typing import Any, Callable
 
 
 def index_url(given: str | None) -> str | None:
@@ -35,22 +33,32 @@ def address_of(hit: Any) -> str:
     return hit_address(hit.host, hit.path)
 
 
-def open_remote(app: Any, hit: Any) -> str:
-    """Run the app on the hit's host in this terminal; what to tell the user afterwards."""
+def address_for(hit: Any) -> Any:
+    """The address of a hit's file: its host as ``[hosts]`` of config.toml names it (user, port, alias), or
+    the host name the indexer recorded, as ssh takes it."""
     from sessionview.remote.address import parse
-    from sessionview.remote.terminal import app_argv
+
+    try:
+        from sessionview.core.config import load_config
+
+        configured = load_config().hosts.get(hit.host)
+    except Exception:  # a broken config is reported elsewhere
+        configured = None
+    base = parse(configured, check_local=False) if configured else None
+    if base is not None:
+        return base.with_path(hit.path)
+    return parse(address_of(hit), check_local=False)
+
+
+def open_remote(app: Any, hit: Any, term: str, open_at: Callable[[Any, Any, int, str], None]) -> str:
+    """Open the hit's file on its host here, over SFTP (connecting in a thread), at its ``#N`` with ``term``
+    highlighted (``open_at(app, screen, n, term)``: :func:`sessionview.ui.screens.search_all.open_at`);
+    what the status line says meanwhile."""
+    from sessionview.ui.screens.remote import open_in_thread
 
     where = address_of(hit)
-    address = parse(where, check_local=False)
-    ssh = shutil.which("ssh")
-    if address is None or ssh is None:
-        why = "the OpenSSH client (ssh) is missing" if ssh is None else "not an address ssh takes"
-        return f"{where} (#{hit.n}) is on another host: {why}; open it with: sessionview show {where}"
-    argv = app_argv(address, address.path, False, ssh)
-    try:
-        with app.suspend():
-            code = subprocess.call(argv)
-    except Exception as exc:  # SuspendNotSupported (a browser), or ssh cannot run
-        return f"{where} #{hit.n} is on {hit.host}; this app cannot hand over its terminal ({type(exc).__name__}): " \
-               f"run sessionview {where}"
-    return f"back from {where} (#{hit.n})" + (f": ssh exited with {code}" if code else "")
+    address = address_for(hit)
+    if address is None:
+        return f"{where} (#{hit.n}): not an address ssh takes; open it with: sessionview show {where}"
+    open_in_thread(app, address, where, lambda screen: open_at(app, screen, hit.n, term))
+    return f"opening {where} at #{hit.n} over SSH…"

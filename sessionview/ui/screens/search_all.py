@@ -332,10 +332,10 @@ class SearchAllScreen(Screen):
             term = parse(self.query_text).highlight()
         except QueryError:
             term = ""
-        if getattr(hit, "remote", False):  # on another host: the app there, over ssh -t
+        if getattr(hit, "remote", False):  # on another host: opened here, over SFTP
             from sessionview.ui.screens.fleet_hits import open_remote
 
-            self._status(open_remote(self.app, hit))
+            self._status(open_remote(self.app, hit, term, open_at))
             return
         display = os.path.join(self.display_root, self._rel(hit.path))
         if self.open_session is not None:

@@ -23,6 +23,7 @@ from textual.widgets import Footer
 
 from sessionview.core.edit.change import Change
 from sessionview.core.edit.history import EditHistory
+from sessionview.core.text import escape_control
 from sessionview.core.view.transcript import Filter, TranscriptModel
 from sessionview.ui import messages as msg
 from sessionview.ui.commands import SessionCommands
@@ -113,14 +114,18 @@ class SessionScreen(Screen):
         poll_interval: float = 0.015,
         read_only: bool = False,
         prefetch: Any = None,
+        access: Any = None,
+        read_only_reason: str | None = None,
     ) -> None:
         super().__init__()
-        self.path = os.path.abspath(path)
+        self.access = access  # a FileAccess (another host over SFTP: path is the host's), or None for a local file
+        self.path = path if access is not None else os.path.abspath(path)
+        self.read_only_reason = read_only_reason  # why, besides --read-only (a remote session: ui.fleet)
         self.display_path = display or self.path
         self.standalone = standalone
         self.clock = clock
         self.poll_interval = poll_interval
-        self.read_only = read_only
+        self.read_only = read_only or read_only_reason is not None
         self.term = ""
         self.follow = Follow(self, prefetch=prefetch, goto_line=self._goto_line, refilter=self._refilter, rewritten=self._rewritten)
         self.search = Search(self, self.follow)
@@ -184,6 +189,7 @@ class SessionScreen(Screen):
     def on_mount(self) -> None:
         self.transcript.links = self.follow.links
         self.transcript.focus()
+        self.edit_status = self.read_only_reason or ""  # it stays on the status line: why nothing can be edited
         self.follow.start_open("")
 
     def on_unmount(self) -> None:
@@ -224,6 +230,7 @@ class SessionScreen(Screen):
                 self._said_read_only = True
                 event.stop()
                 self.notify(
+                    escape_control(self.read_only_reason, one_line=True) if self.read_only_reason else
                     "read-only: editing is off (started with --read-only, or served without --allow-write)",
                     title="read-only",
                     severity="warning",

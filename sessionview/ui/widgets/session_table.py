@@ -102,6 +102,18 @@ COLUMNS: list[Column] = [
     Column("format", "format", _format, sort="format"),  # as wide as the titles it shows: never cut
 ]
 
+HOST_MAX = 20  # cells the host column takes at most
+
+
+def _host(e: Entry, now: float) -> tuple[str, str]:
+    return (escape_control(e.host, one_line=True), "") if e.host else ("local", "dim")
+
+
+def host_columns(width: int) -> list[Column]:
+    """:data:`COLUMNS` with a host column after the live mark (``width`` cells: the longest host name)."""
+    host = Column("host", "host", _host, width=max(6, min(HOST_MAX, width + 1)), sort="host")
+    return [COLUMNS[0], host, *COLUMNS[1:]]
+
 
 def layout(
     width: int, format_need: int = FORMAT_MIN, columns: list[Column] = COLUMNS, needs: dict[str, int] | None = None
@@ -254,6 +266,12 @@ class SessionTable(ScrollView, can_focus=True):
         self.cursor = 0
         self.formats: set[str] = set()  # the format titles met so far: the format column fits them
         self.name_need = 0  # the width the listed names need (the name column takes up to that first)
+        #: the columns (with a host column when other hosts are listed: :meth:`show_hosts`)
+        self.column_specs: list[Column] = COLUMNS
+
+    def show_hosts(self, names: list[str]) -> None:
+        """Add a host column, as wide as the longest of ``names`` (and "local")."""
+        self.column_specs = host_columns(max((_shown_len(n) for n in [*names, "local"]), default=5))
 
     @property
     def format_need(self) -> int:
@@ -265,7 +283,7 @@ class SessionTable(ScrollView, can_focus=True):
         """The columns and their widths for rows ``width`` cells wide (default: the table's own)."""
         if width is None:
             width = self.scrollable_content_region.width or self.size.width
-        return layout(width, self.format_need, needs={"name": self.name_need})
+        return layout(width, self.format_need, self.column_specs, needs={"name": self.name_need})
 
     def saw_format(self, title: str | None) -> bool:
         """Note a format title; True when the column must widen for it."""

@@ -1,0 +1,46 @@
+"""Whole JSON documents for the transcript (re-exported by :mod:`sessionview.core.view.transcript`): a local
+one (:func:`open_document_session`), or one read through a :class:`~sessionview.core.fileaccess.FileAccess`
+(a file on another host): its bytes, and its session (LittleGhost store document, another JSON document)."""
+
+from __future__ import annotations
+
+import os
+
+from sessionview.core import catalog, jsondoc, littleghost
+from sessionview.core.doc.linescan import ScanLimit
+from sessionview.core.fileaccess import OpenFile
+from sessionview.core.session import JsonlSession, open_session
+from sessionview.core.session_base import Session
+
+
+def open_document_session(path: str, max_size: int | None = None) -> Session | None:
+    """A whole-document session (LittleGhost store file, another JSON document) for ``path``, or None for a
+    line file."""
+    head = jsondoc.head_of(path)
+    if not jsondoc.looks_like_document(head) and not (path.lower().endswith(".json") and catalog.looks_like_json_document(head)):
+        return None
+    if max_size is not None and os.path.getsize(path) > max_size:
+        raise ScanLimit("a big document: open it in a thread")
+    session = open_session(path)
+    return None if isinstance(session, JsonlSession) else session
+
+
+def read_whole(opened: OpenFile, size: int, chunk: int = 1 << 20) -> bytes:
+    """Every byte of a document read through a FileAccess (at most ``jsondoc.MAX_DOCUMENT``)."""
+    if size > jsondoc.MAX_DOCUMENT:
+        raise OSError(27, f"a JSON document over {jsondoc.MAX_DOCUMENT >> 20} MiB", "")
+    parts, pos = [], 0
+    while pos < size:
+        piece = opened.read(pos, min(chunk, size - pos))
+        if not piece:
+            break
+        parts.append(piece)
+        pos += len(piece)
+    return b"".join(parts)
+
+
+def document_from_bytes(data: bytes, name: str) -> Session:
+    """The session of a whole document's bytes (a LittleGhost store document, another JSON document)."""
+    if littleghost._HEAD.match(data[: littleghost.HEAD_BYTES]) is not None:
+        return littleghost.LittleGhostSession.from_bytes(data, name)
+    return jsondoc.JsonDocumentSession(data, name, None)

@@ -1,0 +1,215 @@
+"""The app here on remote sessions, reading over SFTP from a real sshd (Pilot): a remote directory's list,
+opening a session at its end, following an appender, a Brute rewrite, a deletion, read-only and why, the
+session list with two hosts (one of them down), and a fleet search hit opened at its #N."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from types import SimpleNamespace
+
+import pytest
+
+from sessionview.remote.address import parse
+from sessionview.ui.app import SessionViewApp
+from sessionview.ui.launch import RemoteTarget, open_remote
+from sessionview.ui.screens.browser import BrowserScreen
+from sessionview.ui.screens.session import SessionScreen
+
+import remote_sshd
+
+SIZE = (140, 40)
+
+
+def line(role: str, content: str) -> bytes:
+    return (json.dumps({"role": role, "content": content}, separators=(",", ":")) + "\n").encode()
+
+
+def session_bytes(n: int, last: str = "the last message") -> bytes:
+    return b"".join(line("user" if i % 2 == 0 else "assistant", f"message {i + 1}") for i in range(n - 1)) + line("assistant", last)
+
+
+def screen_text(app) -> str:
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def wait_for(pilot, cond, what: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}; the screen was:\n{screen_text(pilot.app)}")
+        await pilot.pause(0.02)
+
+
+def target(address_text: str) -> RemoteTarget:
+    address = parse(address_text, check_local=False)
+    assert address is not None
+    got = open_remote(address_text, address)
+    assert isinstance(got, RemoteTarget), got
+    return got
+
+
+async def open_session(pilot) -> SessionScreen:
+    app = pilot.app
+    await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.model is not None, "the session to open")
+    return app.screen
+
+
+def test_a_remote_address_that_is_missing_or_refused_says_why_in_one_line(sshd):
+    assert open_remote("x", parse(f"svtest:{sshd.sessions}/nope.jsonl", check_local=False)) == "x: no such file or directory"
+    known = sshd.home / ".ssh" / "known_hosts"
+    kept = known.read_text()
+    known.write_text("")  # an unknown host key: refused, nothing read
+    try:
+        why = open_remote("x", parse(f"svtest:{sshd.sessions}", check_local=False))
+    finally:
+        known.write_text(kept)
+    assert isinstance(why, str) and "host key verification failed" in why and "not in known_hosts" in why
+
+
+async def test_the_app_lists_a_remote_directory_and_opens_a_session_at_its_last_message(sshd):
+    (sshd.sessions / "sub").mkdir()
+    (sshd.sessions / "sub" / "run one.jsonl").write_bytes(session_bytes(400, "the very last words"))
+    (sshd.sessions / "notes.txt").write_text("not a session")
+    app = SessionViewApp(".", remote=target(f"svtest:{sshd.sessions}"))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, BrowserScreen) and app.screen.table.rows, "the remote listing")
+        browser = app.screen
+        assert [(e.host, e.rel) for e in browser.table.rows] == [("svtest", "sub/run one.jsonl")]
+        await wait_for(pilot, lambda: "1 session" in screen_text(app) and "1 host" in screen_text(app), "the header")
+        await pilot.press("enter")
+        screen = await open_session(pilot)
+        access = screen.access
+        assert access is not None and screen.path == f"{sshd.sessions}/sub/run one.jsonl"
+        await wait_for(pilot, lambda: "the very last words" in screen_text(app), "the last message on screen")
+        assert screen.model.tail is not None and screen.model.tail.file is not None  # read through SFTP, end first
+        assert screen.model.tail_count < 400 or screen.model.tail.whole
+        await wait_for(pilot, lambda: screen.model.indexed, "the full index (line numbers)")
+        assert len(screen.model) == 400
+
+
+async def test_follows_an_appender_a_brute_rewrite_and_a_deletion_over_sftp(sshd):
+    path = sshd.sessions / "live.jsonl"
+    path.write_bytes(session_bytes(20))
+    app = SessionViewApp(".", remote=target(f"svtest:{path}"))
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_session(pilot)
+        await wait_for(pilot, lambda: screen.model.indexed, "the index")
+        # a real appender: another process writes lines
+        code = ("import sys,time,json\n"
+                "for i in range(3):\n"
+                "    f=open(sys.argv[1],'ab'); f.write((json.dumps({'role':'user','content':f'appended {i}'})+'\\n').encode()); f.close()\n"
+                "    time.sleep(0.05)\n")
+        subprocess.run([sys.executable, "-c", code, str(path)], check=True, timeout=30)
+        await wait_for(pilot, lambda: len(screen.model) == 23, "three appended records")
+        assert screen.model.view(23).text == "appended 2"
+        await wait_for(pilot, lambda: "appended 2" in screen_text(app), "the appended message on screen")
+        generation = screen.generation
+        # Brute: truncate the same file and write it whole, with one more line: an append, not a reload
+        data = path.read_bytes() + line("assistant", "after the rewrite")
+        with open(path, "r+b") as f:
+            f.truncate(0)
+            f.write(data)
+        await wait_for(pilot, lambda: len(screen.model) == 24, "the rewrite's new line")
+        assert screen.generation == generation and screen.notice != "truncated"
+        # a rewrite with other content: truncated, and reopened
+        path.write_bytes(session_bytes(5, "a different story"))
+        await wait_for(pilot, lambda: screen.notice == "truncated" and screen.model is not None and len(screen.model) == 5,
+                       "the truncation")
+        os.unlink(path)
+        await wait_for(pilot, lambda: screen.state == "deleted", "the deletion")
+        assert "a different story" in screen_text(app)  # what it had stays on screen
+
+
+async def test_a_host_without_sessionview_is_read_only_and_says_why(sshd):
+    path = sshd.sessions / "s.jsonl"
+    path.write_bytes(session_bytes(6))
+    app = SessionViewApp(".", remote=target(f"svtest-nosv:{path}"))
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_session(pilot)
+        await wait_for(pilot, lambda: "not installed" in (screen.read_only_reason or ""), "the probe of the host")
+        assert screen.read_only and "read-only" in screen_text(app)
+        await wait_for(pilot, lambda: "sessionview is not installed there" in screen_text(app), "the reason on the status line")
+        seen = []
+        app.notify = lambda message, **kw: seen.append(message)  # type: ignore[method-assign]
+        screen.notify = app.notify  # type: ignore[method-assign]
+        await pilot.press("e")
+        assert seen and "not installed" in seen[0]
+        assert path.read_bytes() == session_bytes(6)
+
+
+async def test_a_host_with_sessionview_is_read_only_in_the_app_and_names_the_command(sshd):
+    path = sshd.sessions / "s.jsonl"
+    path.write_bytes(session_bytes(6))
+    app = SessionViewApp(".", remote=target(f"svtest:{path}"))
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_session(pilot)
+        await wait_for(pilot, lambda: "sessionview edit" in (screen.read_only_reason or ""), "the probe of the host")
+        assert f"sessionview edit ssh://svtest{path} N" in screen.read_only_reason
+
+
+async def test_the_session_list_shows_every_host_and_a_down_one_unreachable(sshd, tmp_path, monkeypatch):
+    (sshd.sessions / "remote.jsonl").write_bytes(session_bytes(3, "from the host"))
+    local = tmp_path / "local"
+    local.mkdir()
+    (local / "here.jsonl").write_bytes(session_bytes(2, "from here"))
+    down = remote_sshd.free_port()
+    config = tmp_path / "config.toml"
+    config.write_text(f'[hosts]\nweb1 = "svtest:{sshd.sessions}"\ndown = "ssh://127.0.0.1:{down}/srv"\n')
+    monkeypatch.setenv("SESSIONVIEW_CONFIG", str(config))
+    app = SessionViewApp(str(local), watch=False, host_timeout=5)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, BrowserScreen) and len(app.screen.table.rows) == 2, "both rows")
+        browser = app.screen
+        await wait_for(pilot, lambda: "down" in browser.host_listing.errors, "the down host")
+        assert sorted((e.host, e.rel) for e in browser.table.rows) == [("", "here.jsonl"), ("web1", "remote.jsonl")]
+        text = screen_text(app)
+        assert any(row.split()[:2] == ["host", "name"] for row in text.splitlines())  # the host column
+        assert "web1" in text and "local" in text
+        assert "down unreachable" in text
+        # the remote row opens over SFTP
+        browser.table.move_to(next(i for i, e in enumerate(browser.table.rows) if e.host == "web1"))
+        await pilot.press("enter")
+        screen = await open_session(pilot)
+        assert screen.access is not None
+        await wait_for(pilot, lambda: "from the host" in screen_text(app), "the remote session")
+
+
+async def test_hosts_app_is_the_session_list_of_the_hosts_only(sshd):
+    (sshd.sessions / "a.jsonl").write_bytes(session_bytes(2))
+    (sshd.sessions / "evil\x1b[31m.jsonl").write_bytes(session_bytes(2))
+    app = SessionViewApp(".", hosts={"web1": f"svtest:{sshd.sessions}"}, local=False, host_timeout=5)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, BrowserScreen) and len(app.screen.table.rows) == 2, "the rows")
+        text = screen_text(app)
+        assert "evil\\x1b[31m.jsonl" in text and "\x1b" not in text
+
+
+async def test_a_fleet_hit_opens_over_ssh_at_its_line_with_the_match(sshd):
+    from sessionview.ui.screens import fleet_hits
+
+    path = sshd.sessions / "fleet.jsonl"
+    path.write_bytes(session_bytes(300).replace(b"message 137\"", b"message 137 needle here\""))
+    hit = SimpleNamespace(host="svtest", path=str(path), n=137)
+    app = SessionViewApp(".", hosts={}, local=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        from sessionview.ui.screens.search_all import open_at
+
+        fleet_hits.open_remote(app, hit, "needle", open_at)
+        screen = await open_session(pilot)
+        assert screen.access is not None
+        await wait_for(pilot, lambda: screen.transcript.cursor_number is not None and screen.model.indexed
+                       and screen.model.line_number(screen.transcript.cursor_number) == 137, "the cursor on #137")
+        assert screen.term == "needle"
+        await wait_for(pilot, lambda: "needle here" in screen_text(app), "the hit on screen")
+
+
+@pytest.fixture(autouse=True)
+def _no_leaks():
+    yield
+    asyncio.set_event_loop_policy(None)
