@@ -13,9 +13,18 @@ user keys, the client's HOME in a temp dir), then for each session size measures
   polled every 10 ms (the mechanism) and at the app's pace (``remote.follow.POLL_INTERVAL``, what a person
   sees). Local: ``Follower(path)``; remote: ``remote_follower``.
 
+With ``--app``, the same two figures for the app itself (headless, Textual's ``run_test``), on the local file
+and on ``svtest:PATH`` read over SFTP (``sessionview.ui.launch.open_remote``, then the app):
+
+* **app first screen**: from the start (for the remote one: connect, login, SFTP start included) until the
+  session screen has its model and has drawn it (the last page);
+* **app follow latency**: a line appended at t0 until the app's model has it (the next frame draws it),
+  the app's own follower and pace (local: every 15 ms; remote: ``POLL_INTERVAL``).
+
 ```sh
 python bench/bench_remote.py                      # 10M and 100M sessions, 30 appends each
 python bench/bench_remote.py --sizes 10M --appends 50 --json out.json
+python bench/bench_remote.py --app --file /work/benchdata/s100M-seed42.jsonl --appends 20
 ```
 
 Session files come from ``../shared/bench/gen_session.py`` when it is there (bench/data or $SV_BENCH_DIR),
@@ -165,6 +174,94 @@ def measure(access, path: str, label: str, tmp: str, args: argparse.Namespace) -
     return row
 
 
+# -- the app itself ------------------------------------------------------------------------------------
+def app_first_screen(path: str, remote: bool) -> float:
+    """Seconds from the start until the session screen has drawn its model (the last page)."""
+    import asyncio
+
+    from sessionview.remote.address import parse
+    from sessionview.ui.app import SessionViewApp
+    from sessionview.ui.launch import open_remote
+    from sessionview.ui.screens.session import SessionScreen
+
+    async def run() -> float:
+        t0 = time.perf_counter()
+        if remote:
+            target = open_remote("bench", parse(f"svtest:{path}", check_local=False))
+            assert not isinstance(target, str), target
+            app = SessionViewApp(".", remote=target)
+        else:
+            app = SessionViewApp(path)
+        async with app.run_test(size=(120, 40)) as pilot:
+            while not (isinstance(app.screen, SessionScreen) and app.screen.model is not None):
+                await pilot.pause(0.002)
+            await pilot.pause()  # the frame that draws it
+            took = time.perf_counter() - t0
+            await app.action_quit()
+        if remote:
+            target.hosts.close()
+        return took
+
+    return asyncio.run(run())
+
+
+def app_follow(path: str, remote: bool, appends: int) -> list[float]:
+    """Latencies of lines appended to ``path`` until the app's model has them."""
+    import asyncio
+
+    from sessionview.remote.address import parse
+    from sessionview.remote.follow import POLL_INTERVAL
+    from sessionview.ui.app import SessionViewApp
+    from sessionview.ui.launch import open_remote
+    from sessionview.ui.screens.session import SessionScreen
+
+    rng = random.Random(42)
+
+    async def run() -> list[float]:
+        if remote:
+            target = open_remote("bench", parse(f"svtest:{path}", check_local=False))
+            assert not isinstance(target, str), target
+            app = SessionViewApp(".", remote=target)
+        else:
+            app = SessionViewApp(path)
+        lats = []
+        async with app.run_test(size=(120, 40)) as pilot:
+            while not (isinstance(app.screen, SessionScreen) and app.screen.model is not None and app.screen.model.indexed):
+                await pilot.pause(0.01)
+            screen = app.screen
+            await pilot.pause(0.5)  # the follower is polling
+            for i in range(appends):
+                before = len(screen.model)
+                await asyncio.sleep(rng.uniform(0, POLL_INTERVAL))  # a random phase of the poll period
+                with open(path, "ab") as f:
+                    t0 = time.perf_counter()
+                    f.write(json.dumps({"role": "user", "content": f"app append {i}"}).encode() + b"\n")
+                while len(screen.model) == before:
+                    await pilot.pause(0.002)
+                lats.append(time.perf_counter() - t0)
+            await app.action_quit()
+        if remote:
+            target.hosts.close()
+        return lats
+
+    return asyncio.run(run())
+
+
+def measure_app(path: str, label: str, tmp: str, args: argparse.Namespace) -> dict:
+    row: dict = {"bytes": os.path.getsize(path)}
+    local = [app_first_screen(path, False) for _ in range(args.repeat)]
+    remote = [app_first_screen(path, True) for _ in range(args.repeat)]
+    row["app_first_screen"] = {"local_ms": statistics.median(local) * 1e3, "remote_ms": statistics.median(remote) * 1e3,
+                               "local_all_ms": [round(x * 1e3) for x in local], "remote_all_ms": [round(x * 1e3) for x in remote]}
+    live = os.path.join(tmp, f"app-live-{label}.jsonl")
+    with open(path, "rb") as src, open(live, "wb") as dst:
+        dst.write(src.read(min(os.path.getsize(path), 1 << 20)).rsplit(b"\n", 1)[0] + b"\n")
+    row["app_follow"] = {"local": describe(app_follow(live, False, args.appends)),
+                         "remote": describe(app_follow(live, True, args.appends))}
+    row["load_1min"] = os.getloadavg()[0]
+    return row
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="10M,100M")
@@ -172,6 +269,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--data-dir", default=os.environ.get("SV_BENCH_DIR") or os.path.join(HERE, "data"))
     ap.add_argument("--json", metavar="PATH")
+    ap.add_argument("--app", action="store_true", help="measure the app itself (first screen, follow), local and over SFTP")
+    ap.add_argument("--file", action="append", default=[], help="a session file to measure (read only; instead of --sizes)")
     args = ap.parse_args()
 
     import remote_sshd
@@ -189,9 +288,10 @@ def main() -> None:
             connect_s, conn = timed(lambda: Connection(Address("svtest", "")).open(), 1)
             figures["connect_ms"] = connect_s * 1e3
             access = SftpAccess(conn)
-            for label in args.sizes.split(","):
-                path = ensure_file(args.data_dir, label)
-                row = measure(access, path, label, tmp, args)
+            files = [(os.path.basename(f), f) for f in args.file] or [(label, ensure_file(args.data_dir, label))
+                                                                       for label in args.sizes.split(",")]
+            for label, path in files:
+                row = measure_app(path, label, tmp, args) if args.app else measure(access, path, label, tmp, args)
                 figures["sizes"][label] = row
                 print(json.dumps({label: row}, indent=1), flush=True)
             conn.close()

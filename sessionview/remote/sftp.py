@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import threading
 import stat as stat_mod
 from typing import Any, Callable, Iterator
 
@@ -107,12 +108,17 @@ class BlockCache:
         self.block = block
         self.blocks = blocks
         self._cache: dict[int, bytes] = {}
+        self._lock = threading.Lock()  # the app reads a session from the UI thread and from workers
 
     def __call__(self, offset: int, size: int) -> bytes:
         if size <= 0:
             return b""
         if size > 2 * self.block:
             return self._read(offset, size)
+        with self._lock:
+            return self._cached(offset, size)
+
+    def _cached(self, offset: int, size: int) -> bytes:
         first, last = offset // self.block, (offset + size - 1) // self.block
         parts = []
         for b in range(first, last + 1):

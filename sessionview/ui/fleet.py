@@ -131,7 +131,7 @@ def read_only_reason(address: Address, capability: "Capability | None") -> str:
 
 # -- the session list's hosts ------------------------------------------------------------------------
 
-RELIST_EVERY = 3.0  # seconds between listings of every host (new, changed and deleted remote files)
+RELIST_EVERY = 5.0  # seconds between listings of every host (new, changed and deleted remote files)
 
 
 @dataclass

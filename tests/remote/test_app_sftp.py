@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -158,25 +159,40 @@ async def test_the_session_list_shows_every_host_and_a_down_one_unreachable(sshd
     local.mkdir()
     (local / "here.jsonl").write_bytes(session_bytes(2, "from here"))
     down = remote_sshd.free_port()
+    hung = socket.socket()  # accepts TCP (the kernel does) but never says a word of SSH
+    hung.bind(("127.0.0.1", 0))
+    hung.listen(8)
     config = tmp_path / "config.toml"
-    config.write_text(f'[hosts]\nweb1 = "svtest:{sshd.sessions}"\ndown = "ssh://127.0.0.1:{down}/srv"\n')
+    config.write_text(f'[hosts]\nweb1 = "svtest:{sshd.sessions}"\ndown = "ssh://127.0.0.1:{down}/srv"\n'
+                      f'hung = "ssh://127.0.0.1:{hung.getsockname()[1]}/srv"\n')
     monkeypatch.setenv("SESSIONVIEW_CONFIG", str(config))
-    app = SessionViewApp(str(local), watch=False, host_timeout=5)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, BrowserScreen) and len(app.screen.table.rows) == 2, "both rows")
-        browser = app.screen
-        await wait_for(pilot, lambda: "down" in browser.host_listing.errors, "the down host")
-        assert sorted((e.host, e.rel) for e in browser.table.rows) == [("", "here.jsonl"), ("web1", "remote.jsonl")]
-        text = screen_text(app)
-        assert any(row.split()[:2] == ["host", "name"] for row in text.splitlines())  # the host column
-        assert "web1" in text and "local" in text
-        assert "down unreachable" in text
-        # the remote row opens over SFTP
-        browser.table.move_to(next(i for i, e in enumerate(browser.table.rows) if e.host == "web1"))
-        await pilot.press("enter")
-        screen = await open_session(pilot)
-        assert screen.access is not None
-        await wait_for(pilot, lambda: "from the host" in screen_text(app), "the remote session")
+    app = SessionViewApp(str(local), watch=False, host_timeout=6)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: isinstance(app.screen, BrowserScreen) and len(app.screen.table.rows) == 2, "both rows")
+            browser = app.screen
+            # the hung host holds up nothing: the others are listed while it is still being waited for
+            assert "hung" not in browser.host_listing.heard and "listing hung…" in screen_text(app)
+            await wait_for(pilot, lambda: "hung" in browser.host_listing.errors, "the hung host given up on")
+            await check_two_hosts(pilot, app, browser)
+    finally:
+        hung.close()
+
+
+async def check_two_hosts(pilot, app, browser) -> None:
+    """The down host is named, the others listed with a host column; a remote row opens over SFTP."""
+    await wait_for(pilot, lambda: "down" in browser.host_listing.errors, "the down host")
+    assert sorted((e.host, e.rel) for e in browser.table.rows) == [("", "here.jsonl"), ("web1", "remote.jsonl")]
+    text = screen_text(app)
+    assert any(row.split()[:2] == ["host", "name"] for row in text.splitlines())  # the host column
+    assert "web1" in text and "local" in text
+    assert "down unreachable" in text
+    # the remote row opens over SFTP
+    browser.table.move_to(next(i for i, e in enumerate(browser.table.rows) if e.host == "web1"))
+    await pilot.press("enter")
+    screen = await open_session(pilot)
+    assert screen.access is not None
+    await wait_for(pilot, lambda: "from the host" in screen_text(app), "the remote session")
 
 
 async def test_hosts_app_is_the_session_list_of_the_hosts_only(sshd):
