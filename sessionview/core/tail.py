@@ -86,7 +86,9 @@ class Follower:
     brings counts as new.
 
     ``access`` (optional) reads the file through a :class:`~sessionview.core.fileaccess.FileAccess` (a file
-    on another host) instead of local ``os`` calls; ``fd`` is then not used and :meth:`fileno` is -1.
+    on another host) instead of local ``os`` calls; ``fd`` is then not used and :meth:`fileno` is -1. With
+    ``file`` (an OpenFile of ``access``, already read up to ``offset``, e.g. the one a transcript reads), the
+    follower follows that very file: it shares it and never closes it (a new file at the path is its own).
     """
 
     _shown: bytearray | None  # the reported prefix while it is small; None: only its head and tail are kept
@@ -106,6 +108,7 @@ class Follower:
         max_read: int = DEFAULT_MAX_READ,
         clock: Callable[[], float] = time.monotonic,
         access: FileAccess | None = None,
+        file: OpenFile | None = None,
     ) -> None:
         self.path = os.fspath(path)
         self.verify_limit = verify_limit
@@ -116,13 +119,14 @@ class Follower:
         self.deleted = False
         self._access = access
         self._file: OpenFile | None = None
+        self._shared = file is not None  # ``_file`` is the caller's: not closed here
         if access is None:
             self._fd = open_regular(self.path) if fd is None else fd
             st = os.fstat(self._fd)
             self._read = preader(self._fd)
         else:
             self._fd = -1
-            self._file = access.open(self.path)
+            self._file = file if file is not None else access.open(self.path)
             st = self._file.stat()  # type: ignore[assignment]
             self._read = self._file.read
         self.ident = (st.st_dev, st.st_ino)
@@ -179,8 +183,10 @@ class Follower:
 
     def close(self) -> None:
         if self._file is not None:
-            self._file.close()
+            if not self._shared:
+                self._file.close()
             self._file = None
+            self._shared = False
         if self._fd >= 0:
             try:
                 os.close(self._fd)
@@ -458,15 +464,18 @@ class Follower:
         self._tail = self._read(max(0, new - self.window), min(self.window, new))
 
 
-def follower_for(path: str, *, fd: int | None = None, offset: int = 0, access: FileAccess | None = None) -> Follower:
-    """The follower of ``path``: local (taking over ``fd``), or through ``access``. An access that knows how
-    its files are best followed (over SFTP: fewer re-reads, no raise when the host stops answering) gives
-    its own (its ``follower(path, offset)``)."""
+def follower_for(
+    path: str, *, fd: int | None = None, offset: int = 0, access: FileAccess | None = None, file: OpenFile | None = None
+) -> Follower:
+    """The follower of ``path``: local (taking over ``fd``), or through ``access`` (sharing ``file``, the open
+    file read up to ``offset``, when given). An access that knows how its files are best followed (over
+    SFTP: fewer re-reads, no raise when the host stops answering) gives its own (``follower(path, offset,
+    file)``)."""
     if access is None:
         return Follower(path, fd=fd, offset=offset)
     if fd is not None:
         os.close(fd)
     make = getattr(access, "follower", None)
     if make is not None:
-        return make(path, offset)
-    return Follower(path, offset=offset, access=access)
+        return make(path, offset, file)
+    return Follower(path, offset=offset, access=access, file=file)

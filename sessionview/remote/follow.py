@@ -40,7 +40,7 @@ class RemoteFollower(Follower):
         return events
 
 
-def remote_follower(access: Any, path: str, offset: int = 0) -> RemoteFollower:
+def remote_follower(access: Any, path: str, offset: int = 0, file: Any = None) -> RemoteFollower:
     """A follower of ``path`` on ``access``'s host (an :class:`~sessionview.remote.sftp.SftpAccess`), already
-    read up to ``offset`` (just past a newline)."""
-    return RemoteFollower(path, offset=offset, access=access, verify_limit=VERIFY_LIMIT, window=WINDOW)
+    read up to ``offset`` (just past a newline); with ``file`` (an open SftpFile of it), that very file."""
+    return RemoteFollower(path, offset=offset, access=access, verify_limit=VERIFY_LIMIT, window=WINDOW, file=file)

@@ -174,7 +174,7 @@ class SessionAccess(SftpAccess):
     is a :class:`~sessionview.remote.follow.RemoteFollower` (polled every 0.25 s, fewer re-reads, no raise
     when the host stops answering)."""
 
-    def follower(self, path: str, offset: int = 0) -> Any:
+    def follower(self, path: str, offset: int = 0, file: Any = None) -> Any:
         from sessionview.remote.follow import remote_follower
 
-        return remote_follower(self, path, offset)
+        return remote_follower(self, path, offset, file)

@@ -121,9 +121,21 @@ async def test_follows_an_appender_a_brute_rewrite_and_a_deletion_over_sftp(sshd
         path.write_bytes(session_bytes(5, "a different story"))
         await wait_for(pilot, lambda: screen.notice == "truncated" and screen.model is not None and len(screen.model) == 5,
                        "the truncation")
+        # a temp file renamed over the path that keeps what was shown (a save's way): followed on, not reloaded
+        generation = screen.generation
+        tmp = path.with_name("live.jsonl.tmp")
+        tmp.write_bytes(path.read_bytes() + line("user", "after the rename"))
+        os.replace(tmp, path)
+        await wait_for(pilot, lambda: len(screen.model) == 6, "the renamed file's new line")
+        assert screen.generation == generation and screen.model.view(6).text == "after the rename"
+        await wait_for(pilot, lambda: "after the rename" in screen_text(app), "the new line on screen")
+        # another file renamed over it: replaced, and reopened
+        tmp.write_bytes(session_bytes(3, "someone else's session"))
+        os.replace(tmp, path)
+        await wait_for(pilot, lambda: screen.notice == "replaced" and len(screen.model) == 3, "the replacement")
         os.unlink(path)
         await wait_for(pilot, lambda: screen.state == "deleted", "the deletion")
-        assert "a different story" in screen_text(app)  # what it had stays on screen
+        assert "someone else's session" in screen_text(app)  # what it had stays on screen
 
 
 async def test_a_host_without_sessionview_is_read_only_and_says_why(sshd):

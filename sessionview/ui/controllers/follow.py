@@ -292,22 +292,22 @@ class Follow:
         self._stop_following()
         stop = threading.Event()
         self._stop_follow = stop
-        fd = None
+        fd = file = None
         offset = 0
         if model is not None and model.tail is not None:
-            fd = os.dup(model.tail.fd) if self.access is None else None
+            fd, file = (os.dup(model.tail.fd), None) if self.access is None else (None, model.tail.file)
             offset = model.end
         elif model is not None:
             offset = -1  # a whole document: any change reloads it
         resume = model is not None and model.tail is not None  # follow on from what the model read
-        self.host.run_worker(partial(self._follow_worker, self.generation, stop, fd, offset, resume), group="follow", thread=True, exit_on_error=False)
+        self.host.run_worker(partial(self._follow_worker, self.generation, stop, fd, offset, resume, file), group="follow", thread=True, exit_on_error=False)
 
     def _stop_following(self) -> None:
         if self._stop_follow is not None:
             self._stop_follow.set()
             self._stop_follow = None
 
-    def _follow_worker(self, generation: int, stop: threading.Event, fd: int | None, offset: int, resume: bool = False) -> None:
+    def _follow_worker(self, generation: int, stop: threading.Event, fd: int | None, offset: int, resume: bool = False, file: Any = None) -> None:
         path = self.host.path
         follower: Follower | None = None
         try:
@@ -315,7 +315,7 @@ class Follow:
                 if follower is None:
                     try:
                         if resume:
-                            follower = follower_for(path, fd=fd, offset=offset, access=self.access)
+                            follower = follower_for(path, fd=fd, offset=offset, access=self.access, file=file)
                             fd = None
                             resume = False
                         else:
@@ -326,10 +326,7 @@ class Follow:
                                 # the file could not be opened before: now it can
                                 self.host.post_message(msg.FollowEvents(generation, [Replaced("the file appeared")]))
                                 return
-                    except OSError as exc:
-                        if resume and self.access is not None and isinstance(exc, FileNotFoundError):  # gone since read
-                            self.host.post_message(msg.FollowEvents(generation, [Deleted()]))
-                            resume, offset = False, 0
+                    except OSError:
                         stop.wait(0.25)
                         continue
                 events = follower.poll()
