@@ -247,8 +247,33 @@ def app_follow(path: str, remote: bool, appends: int) -> list[float]:
     return asyncio.run(run())
 
 
+def app_baseline(tmp: str) -> float:
+    """Seconds from the start until the app shows an empty local directory: Textual's own start."""
+    import asyncio
+
+    from sessionview.ui.app import SessionViewApp
+    from sessionview.ui.screens.browser import BrowserScreen
+
+    empty = os.path.join(tmp, "empty")
+    os.makedirs(empty, exist_ok=True)
+
+    async def run() -> float:
+        t0 = time.perf_counter()
+        app = SessionViewApp(empty, watch=False)
+        async with app.run_test(size=(120, 40)) as pilot:
+            while not (isinstance(app.screen, BrowserScreen) and app.screen.loaded):
+                await pilot.pause(0.002)
+            await pilot.pause()
+            took = time.perf_counter() - t0
+            await app.action_quit()
+        return took
+
+    return asyncio.run(run())
+
+
 def measure_app(path: str, label: str, tmp: str, args: argparse.Namespace) -> dict:
     row: dict = {"bytes": os.path.getsize(path)}
+    row["app_start_ms"] = statistics.median(app_baseline(tmp) for _ in range(args.repeat)) * 1e3
     local = [app_first_screen(path, False) for _ in range(args.repeat)]
     remote = [app_first_screen(path, True) for _ in range(args.repeat)]
     row["app_first_screen"] = {"local_ms": statistics.median(local) * 1e3, "remote_ms": statistics.median(remote) * 1e3,
