@@ -36,7 +36,7 @@ READ_COMMANDS = ("show", "check", "export")  # read over SFTP; export writes its
 #: options whose next argument is a value, not the file
 VALUE_OPTIONS = frozenset(
     {"--content", "--content-file", "--json", "--summary", "--summary-file", "--summarizer", "--timeout", "--keep",
-     "--max-bytes", "-o", "--output", "--to", "--width", "--last"}
+     "--max-bytes", "-o", "--output", "--to", "--width", "--last", "--expect"}
 )
 LOCAL_INPUTS = (("content_file", "--content-file", "--content-file"), ("summary_file", "--summary-file", "--summary-file"))
 

@@ -126,8 +126,14 @@ def _run_write(args: argparse.Namespace, plan: "Callable[[Editable], Change]") -
             return 0
         return report(path, ops.commit(session, change, force=args.force))
 
+    expected = list(getattr(args, "expect", None) or [])
+
+    def guarded(session: "Editable") -> "Change":
+        check_expected(session, expected, path)
+        return plan(session)
+
     try:
-        return ops.run_with_retry(path, plan, act, load=lambda p: editable(open_file(p)))
+        return ops.run_with_retry(path, guarded if expected else plan, act, load=lambda p: editable(open_file(p)))
     except Refused as exc:
         raise CliError(refusal(exc), 1) from None
     except (InvalidEdit, ValueError) as exc:
@@ -136,6 +142,27 @@ def _run_write(args: argparse.Namespace, plan: "Callable[[Editable], Change]") -
         raise CliError(f"compaction refused: {exc}; nothing was written", 1) from None
     except SaveError as exc:
         raise CliError(refusal(exc), exc.exit_code) from None
+
+
+def check_expected(session: "Editable", expected: list[str], path: str) -> None:
+    """``--expect N:SHA256``: a conflict unless record N is the one a front end showed (checked on each load
+    the write is planned on, so against the very bytes the save checks in turn)."""
+    import hashlib
+
+    from sessionview.core.errors import Refused
+
+    for item in expected:
+        number, _, digest = item.partition(":")
+        if not number.isdigit() or len(digest) != 64:
+            raise CliError(f"--expect {item}: give N:SHA256 (a record number and 64 hex digits)")
+        n = int(number)
+        try:
+            raw = session.doc.record(n).raw
+        except Exception:
+            raw = None
+        if raw is None or hashlib.sha256(raw).hexdigest() != digest.lower():
+            raise Refused(f"conflict: {path}: #{n} is not the record that was shown (the file changed since); "
+                          "nothing was written")
 
 
 def _edit_in_editor(initial: str) -> str:

@@ -125,8 +125,8 @@ def read_only_reason(address: Address, capability: "Capability | None") -> str:
         return f"read-only: a remote session (asking {address.host_label} whether it has sessionview…)"
     if not capability.writable:
         return capability.reason
-    return (f"read-only here: a remote session is edited on its host, with every check next to the file: "
-            f"sessionview edit {address} N (or delete, truncate, compact…)")
+    return (f"remote: e edits a message's text with {address.host_label}'s sessionview, next to the file; the other "
+            f"edits: sessionview delete/truncate/compact {address} …")
 
 
 # -- the session list's hosts ------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import pathlib
 import socket
 import subprocess
 import sys
@@ -155,14 +156,52 @@ async def test_a_host_without_sessionview_is_read_only_and_says_why(sshd):
         assert path.read_bytes() == session_bytes(6)
 
 
-async def test_a_host_with_sessionview_is_read_only_in_the_app_and_names_the_command(sshd):
-    path = sshd.sessions / "s.jsonl"
-    path.write_bytes(session_bytes(6))
+async def edit_on_host(pilot, app, screen, text: str, before_preview=None):
+    """e on the cursor's message, ``text`` typed in, ctrl+s: the host's preview (or its refusal)."""
+    from textual.widgets import TextArea
+
+    from sessionview.ui.dialogs.confirm import ConfirmScreen
+    from sessionview.ui.screens.remote_edit import TextEditScreen
+
+    await wait_for(pilot, lambda: screen.remote_writable, "the probe of the host")
+    await pilot.press("e")
+    await wait_for(pilot, lambda: isinstance(app.screen, TextEditScreen), "the editor")
+    app.screen.query_one(TextArea).text = text
+    if before_preview is not None:
+        before_preview()
+    await pilot.press("ctrl+s")
+    await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen) or not screen.busy, "the host's preview or refusal")
+    return isinstance(app.screen, ConfirmScreen)
+
+
+async def test_an_edit_runs_on_the_host_with_its_preview_and_a_conflict_is_refused(sshd):
+    name = "it's $(touch PWNED) \"x\".jsonl"
+    path = sshd.sessions / name
+    path.write_bytes(session_bytes(6, "the last message"))
     app = SessionViewApp(".", remote=target(f"svtest:{path}"))
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_session(pilot)
-        await wait_for(pilot, lambda: "sessionview edit" in (screen.read_only_reason or ""), "the probe of the host")
-        assert f"sessionview edit ssh://svtest{path} N" in screen.read_only_reason
+        await wait_for(pilot, lambda: screen.model.indexed and screen.transcript.cursor_number is not None, "the index")
+        screen.transcript.move_cursor_to(screen.model.row_of(6))
+        await pilot.pause()
+        assert await edit_on_host(pilot, app, screen, "edited on the host")
+        await wait_for(pilot, lambda: "edited on the host" in screen_text(app), "the host's --dry-run diff")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: not screen.busy and screen.model is not None and screen.model.view(6).text == "edited on the host",
+                       "the edit, read back")
+        assert json.loads(path.read_bytes().splitlines()[5])["content"] == "edited on the host"
+        assert "written" in screen.edit_status and screen.notice == ""  # our own save: no alarm
+        assert not (sshd.sessions / "PWNED").exists() and not pathlib.Path("PWNED").exists()
+        # the record changes on the host while the editor is open: the host refuses, nothing is written
+        def agent_rewrites():
+            data = path.read_bytes().splitlines(keepends=True)
+            data[5] = line("assistant", "the agent's own words")
+            path.write_bytes(b"".join(data))
+        screen.transcript.move_cursor_to(screen.model.row_of(6))
+        await pilot.pause()
+        assert not await edit_on_host(pilot, app, screen, "mine", before_preview=agent_rewrites)
+        assert "conflict" in screen.edit_status and "#6 is not the record that was shown" in screen.edit_status
+        assert json.loads(path.read_bytes().splitlines()[5])["content"] == "the agent's own words"
 
 
 async def test_the_session_list_shows_every_host_and_a_down_one_unreachable(sshd, tmp_path, monkeypatch):

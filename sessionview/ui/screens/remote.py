@@ -1,7 +1,15 @@
 """The session screen on a remote file, read over SFTP (:mod:`sessionview.ui.fleet` keeps the connections).
 
-:func:`session_screen` makes it (read-only, with its reason once the host was asked); :func:`open_in_thread`
-connects in a worker thread (the connection is usually there already) and then pushes it.
+:func:`session_screen` makes a :class:`RemoteSessionScreen` (read-only, with its reason once the host was
+asked); :func:`open_in_thread` connects in a worker thread (the connection is usually there already) and
+then pushes it.
+
+When the host has a ``sessionview`` (not older than this one), ``e`` edits the selected message's text, and
+the write runs there, next to the file, with every check a local save makes: ``sessionview edit PATH N
+--content-file - --expect N:SHA256`` (every argument quoted for the login shell, the text on stdin, and
+``--expect`` refusing if record N is no longer the bytes shown here). The host's own ``--dry-run`` diff is
+shown first; its exit status and messages come back as they are. The other edits (delete, truncate,
+compact...) are made with the CLI (``sessionview delete host:path N``...), which the status line says.
 """
 
 from __future__ import annotations
@@ -10,31 +18,69 @@ import threading
 import time
 from typing import Any, Callable
 
+from textual import events
+
 from sessionview.core.text import escape_control
 from sessionview.remote.address import Address
 from sessionview.ui.fleet import hosts_of, read_only_reason
 from sessionview.ui.screens.session import SessionScreen
 
 
-def session_screen(app: Any, address: Address, access: Any, *, display: str | None = None) -> SessionScreen:
+class RemoteSessionScreen(SessionScreen):
+    """A session on another host: read over SFTP; ``e`` edits through the host's ``sessionview``."""
+
+    def __init__(self, path: str, *, address: Address, **kw: Any) -> None:
+        super().__init__(path, **kw)
+        self.address = address
+        self.capability: Any = None  # the host's (sessionview.remote.writes.Capability), once asked
+
+    @property
+    def remote_writable(self) -> bool:
+        return self.capability is not None and self.capability.writable
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "edit" and self.remote_writable:
+            return self.state != "error"
+        return super().check_action(action, parameters)
+
+    def on_key(self, event: events.Key) -> None:
+        if self.remote_writable and any(b.action == "edit" for b in self._bindings.key_to_bindings.get(event.key, ())):
+            event.prevent_default()  # not a read-only key here: the edit runs on the host
+
+    def action_edit(self) -> None:
+        if not self.remote_writable:
+            super().action_edit()
+            return
+        if self.busy:
+            self.notify(f"busy: {self.busy}; wait for it to finish", markup=False)
+            return
+        from sessionview.ui.screens.remote_edit import remote_edit
+
+        self.busy = "edit"
+        self.run_worker(remote_edit(self), group="edit", exit_on_error=False)
+
+
+def session_screen(app: Any, address: Address, access: Any, *, display: str | None = None) -> RemoteSessionScreen:
     """A session screen on the remote file ``address`` (its path absolute on the host), read through
     ``access`` (an SftpAccess); read-only, with its reason filled in once the host was asked (in a thread)."""
     hosts = hosts_of(app)
     known = hosts.known_capability(address)
-    screen = SessionScreen(
+    screen = RemoteSessionScreen(
         address.path,
+        address=address,
         display=display or str(address),
         access=access,
         read_only_reason=read_only_reason(address, known),
         poll_interval=getattr(app, "poll_interval", 0.015),
         clock=getattr(app, "clock", None) or time.time,
     )
+    screen.capability = known
     if known is None:
 
         def ask() -> None:
-            reason = read_only_reason(address, hosts.capability(address))
+            capability = hosts.capability(address)
             try:
-                app.call_from_thread(_set_reason, screen, reason)
+                app.call_from_thread(_set_reason, screen, read_only_reason(address, capability), capability)
             except RuntimeError:  # the app has ended
                 pass
 
@@ -42,13 +88,15 @@ def session_screen(app: Any, address: Address, access: Any, *, display: str | No
     return screen
 
 
-def _set_reason(screen: SessionScreen, reason: str) -> None:
+def _set_reason(screen: RemoteSessionScreen, reason: str, capability: Any) -> None:
     if screen.edit_status == screen.read_only_reason:
         screen.edit_status = reason
     screen.read_only_reason = reason
+    screen.capability = capability
+    screen.refresh_bindings()
 
 
-def open_in_thread(app: Any, address: Address, display: str, then: Callable[[SessionScreen], None] | None = None) -> None:
+def open_in_thread(app: Any, address: Address, display: str, then: Callable[[RemoteSessionScreen], None] | None = None) -> None:
     """Connect to ``address``'s host in a thread, then (on the UI thread) push its session screen, or hand
     it to ``then``. A host that cannot be reached is said in a notification."""
 
