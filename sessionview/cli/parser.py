@@ -317,7 +317,7 @@ def _add_hosts(sub: Subparsers) -> None:
                        epilog="examples:\n  sessionview hosts\n  sessionview hosts web1 gpu --timeout 5\n  sessionview hosts --app")
     p.add_argument("names", nargs="*", metavar="NAME", help="only these hosts (default: all)")
     p.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS", help="give up on a host after this long (default 10)")
-    p.add_argument("--app", action="store_true", help="show them in the app (Enter opens one with the app on its host, over ssh -t)")
+    p.add_argument("--app", action="store_true", help="show them in the app's session list (a host column; Enter opens one here, over SFTP)")
     p.add_argument("--read-only", action="store_true", help="with --app: open sessions read-only")
     p.set_defaults(func=_cmd_hosts)
 

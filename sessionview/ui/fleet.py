@@ -8,11 +8,12 @@ screen reads through its :class:`~sessionview.remote.sftp.SftpAccess` (range rea
 polling the size). Everything that blocks (connecting, the probe of the host's ``sessionview``) runs in a
 worker thread, never on the UI thread.
 
-Remote sessions are read-only in the app. The app's own saves check things that only a process next to the
+The app never writes a remote file over SFTP. A safe save checks things that only a process next to the
 file can check (the inode, ``/proc``, an atomic rename), so an edit of a remote file runs on the host, with
-its own ``sessionview`` (``sessionview edit host:path N``, which the CLI sends over SSH). The session screen
-says why, in its status line and when an edit key is pressed: the host has no ``sessionview`` (or an older
-one), or the edit must be made with the CLI.
+its own ``sessionview`` (:mod:`sessionview.ui.screens.remote_edit`: ``e`` edits a message's text; the other
+edits are made with the CLI, ``sessionview delete host:path N``...). Without a ``sessionview`` there (or
+with an older one) the session is read-only, and the session screen says why, in its status line and when
+an edit key is pressed.
 
 The session screen on a remote file is made by :func:`sessionview.ui.screens.remote.session_screen`;
 ``sessionview hosts --app`` is the session list with the hosts of ``[hosts]`` only

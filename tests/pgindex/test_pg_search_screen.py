@@ -1,9 +1,9 @@
 """The app's cross-session search on a shared PostgreSQL index: every host's hits, another host's named
-``host:path``, and Enter on it runs the app there over ``ssh -t`` (or shows the address to copy)."""
+``host:path``, and Enter on it opens it here over SFTP at its #N (tests/remote/test_app_sftp.py opens one
+from a real sshd)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
@@ -56,34 +56,23 @@ async def test_the_fleet_s_hits_show_and_enter_on_another_host_s_says_where_it_i
         assert got == {("hosta", "far.jsonl", True), ("hostb", "near.jsonl", False)}
         i = next(i for i, h in enumerate(screen.hits) if h.remote)
         assert screen._label(screen.hits[i]) == f"hosta:{there / 'far.jsonl'}"
-        screen.open_hit(i)  # the headless app cannot hand over its terminal: the address to copy
-        assert f"sessionview hosta:{there / 'far.jsonl'}" in screen.search_status
+        screen.open_hit(i)  # opened over SFTP in a thread ("hosta" does not resolve here: a notice says so)
+        assert f"opening hosta:{there / 'far.jsonl'} at #1 over SSH" in screen.search_status
         assert isinstance(app.screen, SearchAllScreen)
 
 
-def test_enter_on_another_host_s_hit_runs_the_app_there_over_ssh_t(tmp_path, monkeypatch):
-    log = tmp_path / "argv"
-    fake = tmp_path / "ssh"
-    fake.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$@\" > {log}\nexit 0\n")
-    fake.chmod(0o755)
-    monkeypatch.setattr(fleet_hits.shutil, "which", lambda name: str(fake) if name == "ssh" else None)
-    hit = SimpleNamespace(host="hosta", path="/srv/runs/it's $(x).jsonl", n=4, remote=True)
-    app = SimpleNamespace(suspend=contextlib.nullcontext)
-    said = fleet_hits.open_remote(app, hit)
-    argv = log.read_text().splitlines()
-    assert "-t" in argv and "BatchMode=yes" in argv and "hosta" in argv
-    assert argv[-1].startswith("sessionview ") and "'\"'\"'" in argv[-1]  # the path quoted for the remote shell
-    assert said.startswith("back from hosta:")
+def test_a_hit_s_host_is_found_by_its_hosts_name_or_as_ssh_takes_it(tmp_path, monkeypatch):
+    config = tmp_path / "config.toml"
+    config.write_text('[hosts]\nhosta = "ssh://agent@web1.example:2222/srv/agents"\n')
+    monkeypatch.setenv("SESSIONVIEW_CONFIG", str(config))
+    named = fleet_hits.address_for(SimpleNamespace(host="hosta", path="/srv/runs/it's $(x).jsonl", n=4))
+    assert (named.host, named.user, named.port, named.path) == ("web1.example", "agent", 2222, "/srv/runs/it's $(x).jsonl")
+    other = fleet_hits.address_for(SimpleNamespace(host="gpu-box", path="/runs/a b.jsonl", n=1))
+    assert (other.host, other.user, other.port, other.path) == ("gpu-box", None, None, "/runs/a b.jsonl")
 
 
-def test_a_hostile_host_name_from_the_index_never_reaches_ssh(tmp_path, monkeypatch):
-    ran = tmp_path / "ran"
-    fake = tmp_path / "ssh"
-    fake.write_text(f"#!/bin/sh\ntouch {ran}\n")
-    fake.chmod(0o755)
-    monkeypatch.setattr(fleet_hits.shutil, "which", lambda name: str(fake) if name == "ssh" else None)
-    app = SimpleNamespace(suspend=contextlib.nullcontext)
+def test_a_hostile_host_name_from_the_index_never_reaches_ssh():
+    app = SimpleNamespace()  # never touched: nothing is opened
     for host in ("-oProxyCommand=touch /tmp/pwned", "a b", "host;rm -rf x", ""):
-        said = fleet_hits.open_remote(app, SimpleNamespace(host=host, path="/s.jsonl", n=1, remote=True))
+        said = fleet_hits.open_remote(app, SimpleNamespace(host=host, path="/s.jsonl", n=1, remote=True), "", lambda *a: None)
         assert "not an address ssh takes" in said
-    assert not ran.exists()

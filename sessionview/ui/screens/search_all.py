@@ -8,7 +8,7 @@ worker and posts them in batches): session, ``#N``, role, time and a snippet wit
 snippet is untrusted text: each piece is escaped (:func:`sessionview.core.text.escape_control`) and set as a
 plain :class:`rich.text.Text` span, never as markup. Enter opens the session at that message, with the match
 highlighted as in-session search does. On a shared PostgreSQL index (:mod:`.fleet_hits`) every host's hits
-show, another host's as ``host:path``, and Enter there runs the app on that host over ``ssh -t``.
+show, another host's as ``host:path``, and Enter there opens it here over SFTP at its ``#N``.
 """
 
 from __future__ import annotations
