@@ -1,10 +1,10 @@
 """The app here on remote sessions, reading over SFTP from a real sshd (Pilot): a remote directory's list,
-opening a session at its end, following an appender, a Brute rewrite, a deletion, read-only and why, the
-session list with two hosts (one of them down), and a fleet search hit opened at its #N."""
+opening a session at its end, following an appender, a Brute rewrite, a save's rename, a replacement, a
+deletion, read-only and why, an edit written by the host's sessionview (and a conflict it refuses), the
+session list with every host (one down, one hung), and a fleet search hit opened at its #N."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import pathlib
@@ -13,8 +13,6 @@ import subprocess
 import sys
 import time
 from types import SimpleNamespace
-
-import pytest
 
 from sessionview.remote.address import parse
 from sessionview.ui.app import SessionViewApp
@@ -276,7 +274,16 @@ async def test_a_fleet_hit_opens_over_ssh_at_its_line_with_the_match(sshd):
         await wait_for(pilot, lambda: "needle here" in screen_text(app), "the hit on screen")
 
 
-@pytest.fixture(autouse=True)
-def _no_leaks():
-    yield
-    asyncio.set_event_loop_policy(None)
+async def test_read_only_stays_read_only_on_a_host_that_could_write(sshd):
+    from sessionview.ui.screens.remote_edit import TextEditScreen
+
+    path = sshd.sessions / "s.jsonl"
+    path.write_bytes(session_bytes(4))
+    app = SessionViewApp(".", read_only=True, remote=target(f"svtest:{path}"))
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_session(pilot)
+        assert screen.read_only_reason == "read-only: this app was started with --read-only"
+        await pilot.press("e")
+        await pilot.pause()
+        assert not isinstance(app.screen, TextEditScreen) and not screen.remote_writable
+        assert path.read_bytes() == session_bytes(4)

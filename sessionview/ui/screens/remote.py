@@ -33,10 +33,11 @@ class RemoteSessionScreen(SessionScreen):
         super().__init__(path, **kw)
         self.address = address
         self.capability: Any = None  # the host's (sessionview.remote.writes.Capability), once asked
+        self.started_read_only = False  # the app was started with --read-only: never an edit
 
     @property
     def remote_writable(self) -> bool:
-        return self.capability is not None and self.capability.writable
+        return self.capability is not None and self.capability.writable and not self.started_read_only
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "edit" and self.remote_writable:
@@ -64,6 +65,12 @@ def session_screen(app: Any, address: Address, access: Any, *, display: str | No
     """A session screen on the remote file ``address`` (its path absolute on the host), read through
     ``access`` (an SftpAccess); read-only, with its reason filled in once the host was asked (in a thread)."""
     hosts = hosts_of(app)
+    if getattr(app, "read_only", False):
+        screen = RemoteSessionScreen(address.path, address=address, display=display or str(address), access=access,
+                                     read_only_reason="read-only: this app was started with --read-only",
+                                     poll_interval=getattr(app, "poll_interval", 0.015), clock=getattr(app, "clock", None) or time.time)
+        screen.started_read_only = True
+        return screen
     known = hosts.known_capability(address)
     screen = RemoteSessionScreen(
         address.path,
@@ -79,6 +86,8 @@ def session_screen(app: Any, address: Address, access: Any, *, display: str | No
 
         def ask() -> None:
             capability = hosts.capability(address)
+            if not app.is_running:
+                return
             try:
                 app.call_from_thread(_set_reason, screen, read_only_reason(address, capability), capability)
             except RuntimeError:  # the app has ended
@@ -121,6 +130,8 @@ def open_in_thread(app: Any, address: Address, display: str, then: Callable[[Rem
 
 
 def _later(app: Any, fn: Callable[[], None]) -> None:
+    if not getattr(app, "is_running", True):
+        return
     try:
         app.call_from_thread(fn)
     except RuntimeError:  # the app has ended
