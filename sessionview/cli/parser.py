@@ -24,6 +24,7 @@ Run it with no command (or a PATH) to open the terminal app on a directory of se
 EPILOG = """\
 commands:
   sessionview [PATH] [--read-only]   open the app on a directory (default: .) or one session file
+  sessionview ADDRESS [--on-host]    the app on host:path or ssh://host/path, here over SFTP (or on the host)
   sessionview demo                   open the app on bundled examples while an agent writes to one
   sessionview show FILE [--json]     print the transcript for a person (or as JSON lines)
   sessionview check FILE...          report every problem with its line number (exit 1 if any)
