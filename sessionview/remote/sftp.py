@@ -36,6 +36,8 @@ def _mtime_ns(attrs: Any) -> int:
 
 
 def _os_error(exc: BaseException, path: str) -> OSError:
+    if isinstance(exc, (asyncssh.SFTPConnectionLost, asyncssh.SFTPNoConnection)):
+        return RemoteError(f"connection lost ({_reason(exc)})")
     if isinstance(exc, asyncssh.SFTPNoSuchFile):
         return FileNotFoundError(2, "no such file", path)
     if isinstance(exc, asyncssh.SFTPPermissionDenied):

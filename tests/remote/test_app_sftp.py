@@ -287,3 +287,24 @@ async def test_read_only_stays_read_only_on_a_host_that_could_write(sshd):
         await pilot.pause()
         assert not isinstance(app.screen, TextEditScreen) and not screen.remote_writable
         assert path.read_bytes() == session_bytes(4)
+
+
+async def test_a_host_that_stops_answering_is_said_and_what_was_read_stays(sshd):
+    from sessionview.remote.connection import call
+
+    path = sshd.sessions / "s.jsonl"
+    path.write_bytes(session_bytes(5, "read before the drop"))
+    app = SessionViewApp(".", remote=target(f"svtest:{path}"))
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_session(pilot)
+        await wait_for(pilot, lambda: "read before the drop" in screen_text(app), "the session")
+        seen = []
+        screen.notify = lambda message, **kw: seen.append((kw.get("title"), message))  # type: ignore[method-assign]
+        conn = screen.access.connection.conn
+
+        async def drop():
+            conn.abort()
+
+        call(drop(), 5)
+        await wait_for(pilot, lambda: any(title == "host not answering" for title, _ in seen), "the notice")
+        assert "read before the drop" in screen_text(app)

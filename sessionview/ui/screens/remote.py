@@ -35,6 +35,22 @@ class RemoteSessionScreen(SessionScreen):
         self.capability: Any = None  # the host's (sessionview.remote.writes.Capability), once asked
         self.started_read_only = False  # the app was started with --read-only: never an edit
 
+    def on_mount(self) -> None:
+        self._host_error: str | None = None
+        self.set_interval(1.0, self._check_host)
+
+    def _check_host(self) -> None:
+        """Say once when the host stops answering (the follower keeps trying), and when it answers again."""
+        error = getattr(self.access, "error", None)
+        if error == self._host_error:
+            return
+        self._host_error = error
+        if error:
+            self.notify(escape_control(f"{error}; still trying (what was read stays on screen)", one_line=True),
+                        title="host not answering", severity="warning", markup=False)
+        else:
+            self.notify(f"{escape_control(self.address.host_label, one_line=True)} answers again", markup=False)
+
     @property
     def remote_writable(self) -> bool:
         return self.capability is not None and self.capability.writable and not self.started_read_only
