@@ -33,8 +33,7 @@ _ID = re.compile(r"[A-Za-z0-9_:+=~-]{1,512}\Z")
 _NUMBERISH = re.compile(r"[0-9+-]+\Z")  # a JSON number read as an id may be spelled otherwise (-0, 1e2)
 _TOKEN = re.compile(rb"[A-Za-z0-9_:+=~-]*")
 _ID_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_:+=~-")
-_ESCAPE = b"\\u00"
-_ASCII_ESCAPE = frozenset(b"234567")  # \u0020-\u007f: an escaped printable ASCII character
+_ASCII_ESCAPE = re.compile(rb"\\u00[2-7]")  # \u0020-\u007f: an escaped printable ASCII character
 
 
 def searchable(ids: Iterable[str]) -> bool:
@@ -94,11 +93,9 @@ def lines_mentioning(source: Source, ids: Iterable[str]) -> set[int] | None:
                     if ok:
                         found.add(line_of(pos + i))
                 i = buf.find(needle, i + 1)
-        i = buf.find(_ESCAPE)
-        while 0 <= i < size:
-            if buf[i + 4 : i + 5] and buf[i + 4] in _ASCII_ESCAPE:
-                found.add(line_of(pos + i))
-            i = buf.find(_ESCAPE, i + 1)
+        for m in _ASCII_ESCAPE.finditer(buf, 0, size + 5):  # one C pass; a hit is rare
+            if m.start() < size:
+                found.add(line_of(pos + m.start()))
         before = buf[size - 1]
         pos += size
     return found
