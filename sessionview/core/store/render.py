@@ -40,6 +40,7 @@ def write_rendered(tmp: TempFile, pieces: Iterable[Piece], *, source_fd: int, lo
             if buf:
                 tmp.write(bytes(buf), limit)
                 buf.clear()
+                step("write")
             tmp.copy_from(source_fd, start, end, limit)
             step("copy")
             continue
