@@ -19,7 +19,7 @@ from sessionview.core.doc.document import Document, Line
 from sessionview.core.edit import writeback
 from sessionview.core.edit.change import Change, open_editable
 from sessionview.core.errors import Conflict, Rewriting
-from sessionview.core.store import backups, fsio, proof, save, staging, steps as save_steps
+from sessionview.core.store import backups, fsio, merge, proof, save, staging, steps as save_steps
 from sessionview.core.store.stamp import stamp_document, stamp_file
 
 LINES = [b'{"role":"user","content":"hello %d"}\n' % i for i in range(40)]
@@ -68,8 +68,13 @@ def hashes(monkeypatch):
         calls.append("recheck")
         return real_matches(fd, size, digest)
 
+    def merged(fd, size, digest):
+        calls.append("merge")
+        return real_matches(fd, size, digest)
+
     monkeypatch.setattr(save, "hash_prefix", prefix)
     monkeypatch.setattr(save, "prefix_matches", matches)
+    monkeypatch.setattr(merge, "prefix_matches", merged)
     return calls
 
 
@@ -225,7 +230,7 @@ def test_a_settled_unchanged_file_is_saved_without_hashing_it(session, settled_n
     new = edit(doc, 20, b'{"role":"user","content":"EDITED"}')
     r = save.save(session, spans(new), st, root=session.parent)
     assert r.changed and session.read_bytes() == new.to_bytes()
-    assert hashes == []  # neither the check nor the recheck read the old file
+    assert hashes == []  # neither the check, the recheck nor the merge after the rename read the old file
     assert r.backup is not None and r.backup.linked
     fd = os.open(r.backup.path, os.O_RDONLY)
     try:  # the hard-linked backup is what was loaded, and its record proves it
@@ -354,3 +359,26 @@ def test_a_rewrite_after_load_is_refused_by_commit(session, settled_now, state):
         writeback.commit(s, change, root=str(session.parent))
     assert session.read_bytes() == bytes(data)
     s.close()
+
+
+@pytest.mark.parametrize("opened, at", [("backup:record", "backup:link"), ("recheck", "rename")])
+def test_a_rewrite_of_the_replaced_file_after_its_backup_link_is_put_back(session, settled_now, hashes, hook, state, opened, at):
+    """The hard link moves the replaced file's ctime; a write after it still moves its (settled) mtime, so the
+    merge hashes the file, sees the rewrite and puts that version back."""
+    doc, st = load(session)
+    fds = []
+
+    def rewrite(step):
+        if step == opened and not fds:
+            fds.append(os.open(session, os.O_WRONLY))  # a writer that opened the file just before the rename
+        if step == at:
+            hook(None)
+            os.pwrite(fds[0], b'{"role":"user","content":"HELLO 0"}', 0)
+            os.close(fds[0])
+
+    hook(rewrite)
+    with pytest.raises(Rewriting):
+        save.save(session, spans(edit(doc, 3, b"{}")), st, root=session.parent)
+    assert "merge" in hashes
+    assert session.read_bytes() == b'{"role":"user","content":"HELLO 0"}' + OLD[len(b'{"role":"user","content":"hello 0"}') :]
+    doc.close()

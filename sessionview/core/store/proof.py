@@ -15,6 +15,11 @@ same now as at a reference ``fstat``, nothing was written to it in between, prov
 
 Wherever this does not hold (or cannot be checked), the caller compares SHA-256 hashes instead: when in
 doubt, hash. Linux only; elsewhere :func:`trusts_ctime` is False.
+
+A save itself moves the replaced file's ctime twice (the backup's hard link, and the rename over its name).
+From its recheck to the merge after the rename, the save therefore relies on the settled mtime, which every
+write sets to the current time: only a program that writes the file in place *and* sets its mtime back within
+those few milliseconds would go unseen there (:meth:`sessionview.core.store.save._Save.after_own_changes`).
 """
 
 from __future__ import annotations

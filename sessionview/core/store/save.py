@@ -119,6 +119,7 @@ class _Save:
         self.files = Staging(given, real, state_dir=state_dir, limit=limit)
         self.writers: list[Writer] = []
         self._pool: ThreadPoolExecutor | None = None
+        self.rechecked_by_stat = False  # the recheck before the rename was proven by the stat, not hashed
 
     def background(self) -> ThreadPoolExecutor:
         """One thread for hashing while the main thread writes or syncs (hashlib releases the GIL)."""
@@ -164,11 +165,7 @@ class _Save:
         made = self.back_up(loaded)
         pos_old, unsynced = self.catch_up(tmp, loaded, hold)
         self.replace(tmp, loaded.st)
-        if made is not None and made.linked:  # the old inode is now the backup alone: private, as a copy is
-            try:
-                os.fchmod(self.files.old_fd, 0o600)
-            except OSError:
-                pass
+        st_pre = self.after_own_changes(loaded, st_pre)
         cur = self.after_rename(tmp, pos_old, loaded, st_pre, made, unsynced)
         return self.result(cur, made, loaded)
 
@@ -315,8 +312,26 @@ class _Save:
         """The recheck right before the rename: the file still holds R bytes hashing to h_R. Its stat unchanged
         since a settled reference proves it (:mod:`.proof`); otherwise it is hashed again."""
         if loaded.ref is not None and proof.unchanged_since(self.files.old_fd, loaded.ref):
+            self.rechecked_by_stat = True
             return True
+        self.rechecked_by_stat = False
         return prefix_matches(self.files.old_fd, loaded.size, loaded.sha256)
+
+    def after_own_changes(self, loaded: _Loaded, st_pre: os.stat_result) -> os.stat_result:
+        """The stat the merge compares the replaced file with, once our backup link and rename moved its ctime.
+
+        Only after a recheck by the stat proof: when its size, mode and settled mtime are still the reference's
+        (any write sets the mtime to now), those ctime moves were ours, and the stat after them is the new
+        reference. Otherwise the merge keeps ``st_pre`` (taken before) and hashes the file again."""
+        ref = loaded.ref
+        if not self.rechecked_by_stat or ref is None or ref.st_mtime_ns > ref.st_ctime_ns:
+            return st_pre
+        try:
+            now = os.fstat(self.files.old_fd)
+        except OSError:
+            return st_pre
+        kept = (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns, now.st_mode)
+        return now if kept == (ref.st_dev, ref.st_ino, ref.st_size, ref.st_mtime_ns, ref.st_mode) else st_pre
 
     # step 4: catch up with whole lines appended meanwhile (an unfinished one waits for the merge) --
     def catch_up(self, tmp: TempFile, loaded: _Loaded, hold: bytes) -> tuple[int, bool]:
@@ -377,6 +392,11 @@ class _Save:
         except Exception as exc:  # the new version is in place; report, never pretend it was not saved
             f.warnings.append(f"after the file was replaced: {type(exc).__name__}: {exc}")
             cur = merge.current or tmp
+        if made is not None and made.linked:  # the old inode is now the backup alone: private, as a copy is
+            try:  # (after the merge compared its stat: this moves its ctime)
+                os.fchmod(f.old_fd, 0o600)
+            except OSError:
+                pass
         if unsynced and cur is tmp and not f.carried:
             try:
                 os.fsync(cur.fd)
