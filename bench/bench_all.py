@@ -20,9 +20,13 @@ The data files go to ``--data-dir`` (default ``$SV_BENCH_DIR`` or ``bench/data``
 ``../shared/bench/gen_session.py`` (seed 42). toolong is installed into its own venv under the data
 directory (``pip install toolong==1.5.0``) unless ``--toolong PATH`` names a ``tl`` or ``--no-toolong``.
 Page cache warm; each figure is the median of ``--runs`` (min–max kept in the JSON), and every sample
-is taken right after a sample of its floor, so a change in the machine's load between rows moves both. The ops' state
-directory is a fresh temporary one, the copy's mtime is set an hour back (an op first waits for a file
-modified in the last second to settle), and ``sync`` runs before every timed write so it pays only for its own.
+is taken right after a sample of its floor, so a change in the machine's load between rows moves both. The ops
+work on copies in ``--work-dir`` (default: a fresh directory under ``$TMPDIR``; never the data directory, which
+may be shared): a fresh state directory, the copy's mtime set an hour back (an op first waits for a file
+modified in the last second to settle), its inode left alone for ``--settle`` seconds (a session at rest: a save
+proves a file unchanged by its stat only when its ctime is older than 2 s, and hashes it otherwise), and
+``sync`` before every timed write so it pays only for its own. The ops rows also give the CPU time (user +
+system) of sessionview and of ``cp``.
 """
 
 from __future__ import annotations
@@ -100,6 +104,19 @@ def timed(cmd: list[str], *, env: dict | None = None, stdout=subprocess.DEVNULL,
     return wall, usage.ru_maxrss / 1024, p.returncode
 
 
+def timed_cpu(cmd: list[str], *, env: dict | None = None) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds (user + system, wait4) and exit status of ``cmd``."""
+    t = time.perf_counter()
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=NEUTRAL)
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t
+    code = os.waitstatus_to_exitcode(status)
+    err = p.stderr.read().decode(errors="replace") if p.stderr else ""
+    if code not in (0, 1):
+        raise RuntimeError(f"{cmd}: exit {code}: {err[-500:]}")
+    return wall, usage.ru_utime + usage.ru_stime, code
+
+
 def stats(values: list[float]) -> dict:
     return {"median": statistics.median(values), "min": min(values), "max": max(values), "n": len(values)}
 
@@ -114,6 +131,8 @@ class Bench:
         self.results: dict = {"size": a.size, "repo": a.repo, "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
                               "load_before": os.getloadavg(), "rows": {}}
         self.path = gen(self.data, a.size)
+        self.work = a.work_dir or tempfile.mkdtemp(prefix="sv-bench-")  # copies that are written: never the data dir
+        os.makedirs(self.work, exist_ok=True)
         self.orjson_samples: list[tuple[float, float]] = []
 
     def row(self, name: str, sv: dict, floor: dict | None, key: str = "median", target: float | None = None, note: str = "") -> None:
@@ -124,16 +143,25 @@ class Bench:
 
     # -- floors -------------------------------------------------------------------------------
     def cp_fsync(self, src: str) -> float:
-        dst = os.path.join(self.data, "floor-copy.jsonl")
+        return self.cp_fsync_cpu(src)[0]
+
+    def cp_fsync_cpu(self, src: str) -> tuple[float, float]:
+        """Wall seconds of ``cp`` and then ``fsync`` of the copy, and the CPU seconds of both."""
+        dst = os.path.join(self.work, "floor-copy.jsonl")
         os.sync()
         t = time.perf_counter()
-        subprocess.run(["cp", src, dst], check=True)
+        c = time.process_time()
+        p = subprocess.Popen(["cp", src, dst])
+        _, status, usage = os.wait4(p.pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise RuntimeError("cp failed")
         fd = os.open(dst, os.O_RDONLY)
         os.fsync(fd)
         os.close(fd)
         wall = time.perf_counter() - t
+        cpu = usage.ru_utime + usage.ru_stime + time.process_time() - c
         os.unlink(dst)
-        return wall
+        return wall, cpu
 
     def orjson_once(self) -> tuple[float, float]:
         w, m, _ = timed([sys.executable, "-c", ORJSON_FLOOR, self.path])
@@ -173,28 +201,39 @@ class Bench:
             "truncate": ["truncate", "{f}", "--keep", str(users[-1] - 1)],
             "compact": ["compact", "{f}", f"{mid}:{nxt}", "--summary", "a summary from bench_all"],
         }
-        work = os.path.join(self.data, "op-copy.jsonl")
+        work = os.path.join(self.work, "op-copy.jsonl")
         floors: list[float] = []
         for name, args in jobs.items():
-            walls, backup_bytes = [], []
+            walls, cpus, fcpus, backup_bytes = [], [], [], []
             for _ in range(self.a.runs):
-                floors.append(self.cp_fsync(self.path))
+                fw, fc = self.cp_fsync_cpu(self.path)
+                floors.append(fw)
+                fcpus.append(fc)
                 shutil.copyfile(self.path, work)
                 old = time.time() - 3600  # not "modified just now": the ops wait a second for such a file to settle
                 os.utime(work, (old, old))
-                state = tempfile.mkdtemp(prefix="sv-state-", dir=self.data)
+                touched = time.monotonic()
+                state = tempfile.mkdtemp(prefix="sv-state-", dir=self.work)
                 env = dict(self.env, SESSIONVIEW_STATE_DIR=state)
                 before = os.stat(work)
                 os.sync()
-                w, _, rc = timed(self.sv + [a.replace("{f}", work) for a in args], env=env)
+                time.sleep(max(0.0, self.a.settle - (time.monotonic() - touched)))
+                w, cpu, rc = timed_cpu(self.sv + [a.replace("{f}", work) for a in args], env=env)
                 if rc != 0:
                     raise RuntimeError(f"{name} refused (exit {rc})")
                 walls.append(w)
+                cpus.append(cpu)
                 backup_bytes.append(_copied_bytes(state, before))
                 shutil.rmtree(state)
             floor = stats(floors[-self.a.runs:])
-            self.row(name, stats(walls), floor, target=2.0, note=f"backup bytes copied: {max(backup_bytes):,}")
+            cpu_ratio = statistics.median(cpus) / statistics.median(fcpus) if statistics.median(fcpus) else None
+            self.row(name, stats(walls), floor, target=2.0, note=f"backup bytes copied: {max(backup_bytes):,}; "
+                     f"CPU {statistics.median(cpus):.2f} s vs cp {statistics.median(fcpus):.2f} s"
+                     + (f" ({cpu_ratio:.1f}×)" if cpu_ratio else ""))
+            self.results["rows"][name]["cpu"] = {"sessionview": stats(cpus), "floor": stats(fcpus), "ratio": cpu_ratio}
         os.unlink(work)
+        if not self.a.work_dir:
+            os.rmdir(self.work)
 
     def check(self) -> None:
         walls, rss, fwalls, frss = self.paired(self.sv + ["check", self.path], check=False)
@@ -345,6 +384,8 @@ def main() -> None:
     ap.add_argument("--follow-s", type=float, default=20.0, help="seconds the live agent appends")
     ap.add_argument("--data-dir", default=os.environ.get("SV_BENCH_DIR") or os.path.join(HERE, "data"))
     ap.add_argument("--repo", default=REPO, help="the checkout whose sessionview is measured")
+    ap.add_argument("--work-dir", help="where the ops' copies and state directories go (default: a new temporary directory)")
+    ap.add_argument("--settle", type=float, default=2.5, help="seconds an op's copy is left alone before the op (default 2.5)")
     ap.add_argument("--json", help="where the figures go (default DATA_DIR/bench_all.json)")
     ap.add_argument("--toolong", help="a toolong 'tl' to use instead of installing one")
     ap.add_argument("--no-toolong", action="store_true")

@@ -4,6 +4,7 @@ pairing: for every id, every range, across chunk boundaries, with escaped ids an
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -162,3 +163,64 @@ def test_ids_with_a_long_common_prefix_are_searched_once(tmp_path):
                 assert broken_ids(s, change) == broken_ids(s, change, full)
     finally:
         s.close()
+
+
+# -- the search in two processes ---------------------------------------------------------------------------
+
+
+def _big_source(tmp_path, n=4000):
+    from sessionview.core.doc.document import Document
+
+    lines = []
+    for i in range(n):
+        if i % 97 == 0:
+            lines.append(b'{"role":"tool","tool_call_id":"call_%05d","content":"x"}\n' % i)
+        else:
+            lines.append(b'{"role":"user","content":"filler %d \\u00e9 text"}\n' % i)
+    lines[2500] = b'{"role":"user","content":"escaped \\u0041 here"}\n'
+    p = tmp_path / "big.jsonl"
+    p.write_bytes(b"".join(lines))
+    return Document.load(p, digest=False)
+
+
+@pytest.mark.parametrize("child", ["ok", "fails", "no fork"])
+def test_the_search_in_two_processes_finds_what_one_finds(tmp_path, monkeypatch, child):
+    import sessionview.core.edit.idscan as idscan_mod
+
+    doc = _big_source(tmp_path)
+    ids = ["call_00097", "call_02425", "call_03880"]
+    monkeypatch.setattr(idscan_mod, "PARALLEL_MIN", 1 << 62)
+    one = idscan_mod.lines_mentioning(doc.source, ids)
+    assert {97, 2425, 3880, 2500} <= one
+    monkeypatch.setattr(idscan_mod, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(idscan_mod, "CHUNK", 4096)  # chunk borders in both halves
+    monkeypatch.setattr(idscan_mod, "_can_fork", lambda: True)
+    if child == "fails":
+        real = idscan_mod._scan
+        parent = os.getpid()
+
+        def broken(source, lo, hi, *args):
+            if os.getpid() != parent:
+                raise RuntimeError("the child dies")
+            return real(source, lo, hi, *args)
+
+        monkeypatch.setattr(idscan_mod, "_scan", broken)
+    if child == "no fork":
+        monkeypatch.setattr(idscan_mod.os, "fork", lambda: (_ for _ in ()).throw(OSError(11, "EAGAIN")))
+    assert idscan_mod.lines_mentioning(doc.source, ids) == one
+    doc.close()
+
+
+def test_no_fork_with_other_threads_running():
+    import threading
+
+    import sessionview.core.edit.idscan as idscan_mod
+
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    try:
+        assert not idscan_mod._can_fork()
+    finally:
+        stop.set()
+        t.join()

@@ -96,8 +96,26 @@ def edit_first(doc: Document, raw: bytes) -> Document:
     return doc.splice(1, 1, [Line(raw)])
 
 
+RENDER = {"how": "bytes"}
+
+
+def pytest_generate_tests(metafunc):
+    """Every test that saves through :func:`renderer` runs twice: the new content as bytes, and as the
+    document's layout (the kept runs as spans of the loaded file, copied in the kernel)."""
+    if "renderer" in metafunc.definition.function.__code__.co_names:
+        metafunc.parametrize("_render_how", ["bytes", "spans"], indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def _render_how(request):
+    RENDER["how"] = getattr(request, "param", "bytes")
+    yield RENDER["how"]
+    RENDER["how"] = "bytes"
+
+
 def renderer(doc: Document):
-    return lambda appended: itertools.chain(doc.iter_bytes(), [appended])
+    pieces = doc.layout if RENDER["how"] == "spans" else doc.iter_bytes
+    return lambda appended: itertools.chain(pieces(), [appended])
 
 
 # -- stamps ----------------------------------------------------------------------------------------
@@ -138,7 +156,7 @@ def test_atomic_write_keeps_mode_owner_and_leaves_no_temp(session, tmp_path, hoo
 
     hook(check)
     new = edit_first(doc, b'{"role":"user","content":"HELLO"}')
-    r = save.save(session, renderer(new), st, root=tmp_path)
+    r = save.save(session, renderer(new), st, root=tmp_path, new_stamp=True)
     assert r.changed and r.backup is not None
     assert "rename" in seen and "write" in seen
     after = os.stat(session)
@@ -333,10 +351,11 @@ def test_appends_during_the_save_are_carried_in_order(session, tmp_path, hook):
 
     hook(appender)
     new = edit_first(doc, b'{"edited":true}')
-    r = save.save(session, renderer(new), st, root=tmp_path)
+    r = save.save(session, renderer(new), st, root=tmp_path, new_stamp=True)
     assert session.read_bytes() == new.to_bytes() + b'{"n":1}\n{"n":2}\n{"n":3}\n'
     assert r.carried_bytes == 16 and r.lost_partial_bytes == 0
     assert r.stamp.size == r.size == len(session.read_bytes())
+    assert r.stamp.sha256 == hashlib.sha256(session.read_bytes()).hexdigest()
     doc.close()
 
 

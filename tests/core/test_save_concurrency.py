@@ -42,8 +42,26 @@ def edit_first(doc: Document, raw: bytes) -> Document:
     return doc.splice(1, 1, [Line(raw)])
 
 
+RENDER = {"how": "bytes"}
+
+
+def pytest_generate_tests(metafunc):
+    """Every test that saves through :func:`renderer` runs twice: the new content as bytes, and as the
+    document's layout (the kept runs as spans of the loaded file, copied in the kernel)."""
+    if "renderer" in metafunc.definition.function.__code__.co_names:
+        metafunc.parametrize("_render_how", ["bytes", "spans"], indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def _render_how(request):
+    RENDER["how"] = getattr(request, "param", "bytes")
+    yield RENDER["how"]
+    RENDER["how"] = "bytes"
+
+
 def renderer(doc: Document):
-    return lambda appended: itertools.chain(doc.iter_bytes(), [appended])
+    pieces = doc.layout if RENDER["how"] == "spans" else doc.iter_bytes
+    return lambda appended: itertools.chain(pieces(), [appended])
 
 
 NEW = b'{"role":"user","content":"edited"}\n{"role":"assistant","content":"hi"}\n'

@@ -17,6 +17,7 @@ import bisect
 import hashlib
 import os
 import stat
+import time
 from array import array
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Sequence
@@ -206,6 +207,7 @@ class Document:
         self.path = path
         self._fd: int | None = None  # the open file of :meth:`load`, closed by :meth:`close`
         self.loaded_stat: os.stat_result | None = None  # its stat at load (None: not loaded from a file)
+        self.loaded_at_ns: int | None = None  # time.time_ns() read right before that stat
         if pieces is None:
             pieces = [_Run(0, source.count)] if source.count else []
         self._pieces: tuple[_Run | _New, ...] = tuple(p for p in pieces if p.count)
@@ -229,6 +231,7 @@ class Document:
         2 GB/s): for read-only uses. A later ``stamp.stamp_document`` then hashes through the descriptor."""
         fd = open_regular(path)
         try:
+            before = time.time_ns()  # for the save's proof that the file did not change (store.proof.settled)
             st = os.fstat(fd)
             source = Source.from_fd(fd, st.st_size, progress=progress, digest=digest)
         except BaseException:
@@ -237,6 +240,7 @@ class Document:
         doc = cls(source, path=os.fspath(path))
         doc._fd = fd
         doc.loaded_stat = st
+        doc.loaded_at_ns = before
         return doc
 
     # -- reading ------------------------------------------------------------------------------
@@ -306,6 +310,19 @@ class Document:
         for piece in self._pieces:
             if isinstance(piece, _Run):
                 yield from self.source.iter_bytes(piece.first, piece.first + piece.count)
+            else:
+                for line in piece.lines:
+                    yield line.data
+
+    def layout(self) -> Iterator[bytes | tuple[int, int]]:
+        """The serialized document as :meth:`iter_bytes` gives it, but each run of lines kept from the loaded
+        source as its byte range ``(start, end)`` there instead of its bytes (a save copies those in the kernel)."""
+        if self._pieces or self.bom:
+            yield self.bom
+        for piece in self._pieces:
+            if isinstance(piece, _Run):
+                if piece.count:
+                    yield (self.source.starts[piece.first], self.source.span(piece.first + piece.count - 1)[1])
             else:
                 for line in piece.lines:
                     yield line.data

@@ -13,8 +13,11 @@ unedited JSONL file fall back to the full pairing (:meth:`Session.pairing`).
 from __future__ import annotations
 
 import bisect
+import os
 import re
-from typing import TYPE_CHECKING, Iterable
+import threading
+from array import array
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from sessionview.core.doc.document import Source
 from sessionview.core.doc.pairing import Pairing, pair
@@ -26,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["IdPairing", "lines_mentioning", "searchable"]
 
 CHUNK = 16 * 1024 * 1024  # bytes searched at a time
+PARALLEL_MIN = 64 * 1024 * 1024  # a file this big is searched in two processes (its second half in a fork)
 MAX_SEPARATE = 8  # ids searched one by one; more are searched by their common prefix
 MIN_PREFIX = 3  # the shortest common prefix worth a search of its own, for many ids
 LONG_PREFIX = 7  # a common prefix this long is rare enough to search for instead of each id
@@ -33,8 +37,7 @@ _ID = re.compile(r"[A-Za-z0-9_:+=~-]{1,512}\Z")
 _NUMBERISH = re.compile(r"[0-9+-]+\Z")  # a JSON number read as an id may be spelled otherwise (-0, 1e2)
 _TOKEN = re.compile(rb"[A-Za-z0-9_:+=~-]*")
 _ID_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_:+=~-")
-_ESCAPE = b"\\u00"
-_ASCII_ESCAPE = frozenset(b"234567")  # \u0020-\u007f: an escaped printable ASCII character
+_ASCII_ESCAPE = re.compile(rb"\\u00[2-7]")  # \u0020-\u007f: an escaped printable ASCII character
 
 
 def searchable(ids: Iterable[str]) -> bool:
@@ -68,16 +71,32 @@ def lines_mentioning(source: Source, ids: Iterable[str]) -> set[int] | None:
         return None
     members = set(wanted)
     overlap = max(len(n) for n in wanted) + 8
+    starts = source.starts
+    start, end = (starts[0] if len(starts) else 0), source.size
+
+    def scan(lo: int, hi: int) -> set[int]:
+        return _scan(source, lo, hi, needles, whole, members, overlap)
+
+    if end - start < PARALLEL_MIN or not _can_fork():
+        return scan(start, end)
+    return _scan_halves(scan, start, end)
+
+
+def _scan(
+    source: Source, lo: int, hi: int, needles: list[bytes], whole: bool, members: set[bytes], overlap: int
+) -> set[int]:
+    """The lines with a match that starts in bytes ``[lo, hi)`` (read up to ``overlap`` bytes further)."""
     found: set[int] = set()
     starts = source.starts
-    pos, end = (starts[0] if len(starts) else 0), source.size
-    before = 0  # the byte before ``pos`` (0: none)
+    end = source.size
+    pos = lo
+    before = source.read(lo - 1, 1)[0] if lo > (starts[0] if len(starts) else 0) else 0  # the byte before (0: none)
 
     def line_of(offset: int) -> int:
         return bisect.bisect_right(starts, offset) - 1
 
-    while pos < end:
-        size = min(CHUNK, end - pos)
+    while pos < hi:
+        size = min(CHUNK, hi - pos)
         buf = source.read(pos, min(size + overlap, end - pos))
         for needle in needles:
             k = len(needle)
@@ -94,14 +113,63 @@ def lines_mentioning(source: Source, ids: Iterable[str]) -> set[int] | None:
                     if ok:
                         found.add(line_of(pos + i))
                 i = buf.find(needle, i + 1)
-        i = buf.find(_ESCAPE)
-        while 0 <= i < size:
-            if buf[i + 4 : i + 5] and buf[i + 4] in _ASCII_ESCAPE:
-                found.add(line_of(pos + i))
-            i = buf.find(_ESCAPE, i + 1)
+        for m in _ASCII_ESCAPE.finditer(buf, 0, size + 5):  # one C pass; a hit is rare
+            if m.start() < size:
+                found.add(line_of(pos + m.start()))
         before = buf[size - 1]
         pos += size
     return found
+
+
+def _can_fork() -> bool:
+    """A child process may scan half the file: only from a process with a single thread (a fork copies no
+    other thread, and a lock one of them held would stay held in the child)."""
+    return hasattr(os, "fork") and threading.active_count() == 1 and threading.current_thread() is threading.main_thread()
+
+
+def _scan_halves(scan: "Callable[[int, int], set[int]]", start: int, end: int) -> set[int]:
+    """Scan ``[start, end)`` in two processes: a forked child takes the second half (the byte search holds the
+    GIL, so a thread would not run alongside). Whatever goes wrong in the child, the parent scans its half."""
+    mid = start + (end - start) // 2
+    r, w = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(r)
+        os.close(w)
+        return scan(start, end)
+    if pid == 0:  # the child: scan, send the line numbers, and leave without running any cleanup
+        code = 1
+        try:
+            os.close(r)
+            lines = array("q", sorted(scan(mid, end)))
+            data = len(lines).to_bytes(8, "little") + lines.tobytes()
+            view = memoryview(data)
+            while view:
+                view = view[os.write(w, view) :]
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    got = b""
+    try:
+        found = scan(start, mid)
+        chunks = []
+        while True:
+            chunk = os.read(r, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        got = b"".join(chunks)
+    finally:
+        os.close(r)
+        _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) == 0 and len(got) >= 8 and len(got) == 8 + 8 * int.from_bytes(got[:8], "little"):
+        theirs = array("q")
+        theirs.frombytes(got[8:])
+        found.update(theirs)
+        return found
+    return found | scan(mid, end)  # the child failed: scan its half here
 
 
 class IdPairing:

@@ -16,7 +16,9 @@ from sessionview.core.doc.document import Document
 from sessionview.core.edit.change import Change, Editable, is_noop
 from sessionview.core.errors import Conflict
 from sessionview.core.store import save as _save
+from sessionview.core.store.render import Piece
 from sessionview.core.store.save import SaveResult
+from sessionview.core.store.stamp import LoadStamp
 
 
 @dataclass(frozen=True)
@@ -47,15 +49,31 @@ def _tail_is_kept(old: Document, change: Change) -> bool:
     return change.last < n or (change.first > n)
 
 
-def render_jsonl(old: Document, new: Document, change: Change, path: str) -> Callable[[bytes], Iterator[bytes]]:
-    def render(appended: bytes) -> Iterator[bytes]:
+def render_jsonl(
+    old: Document, new: Document, change: Change, path: str, stamp: LoadStamp | None = None
+) -> Callable[[bytes], Iterator[Piece]]:
+    """The new file: the records the change keeps as byte ranges of the loaded file (the save copies them in
+    the kernel, as they are on disk), the changed ones as bytes, then whatever was appended since load.
+
+    Byte ranges only when ``stamp`` is the stamp of the very file ``old`` was loaded from (same inode and
+    size): otherwise every byte is written from the document."""
+    st = old.loaded_stat
+    spans = (
+        stamp is not None
+        and st is not None
+        and new.source is old.source
+        and (st.st_dev, st.st_ino, st.st_size) == (stamp.dev, stamp.ino, stamp.size)
+        and old.source.size == stamp.size
+    )
+
+    def render(appended: bytes) -> Iterator[Piece]:
         if appended and not _tail_is_kept(old, change):
             raise Conflict(
                 f"conflict: {path} changed on disk: lines were appended after the last record, which this edit "
                 "changes; reload and apply the edit again",
                 path,
             )
-        yield from new.iter_bytes()
+        yield from (new.layout() if spans else new.iter_bytes())
         if appended:
             yield appended
 
@@ -83,7 +101,8 @@ def commit_jsonl(session: Editable, change: Change, *, root: str, force: bool = 
     old = session.doc
     new = change.apply(old)
     path = _path(session)
-    result = _save.save(path, render_jsonl(old, new, change, path), session.stamp, root=root, force=force)
+    stamp = session.stamp
+    result = _save.save(path, render_jsonl(old, new, change, path, stamp), stamp, root=root, force=force)
     return Outcome(result.changed, change.description, result)
 
 

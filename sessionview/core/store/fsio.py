@@ -15,6 +15,7 @@ import threading
 from contextlib import contextmanager
 from typing import Iterator
 
+from sessionview.core.doc.linescan import SourceChanged
 from sessionview.core.errors import AttributesNotKept
 
 __all__ = [
@@ -29,8 +30,12 @@ __all__ = [
     "read_range",
     "read_all",
     "hash_prefix",
+    "hash_range",
+    "same_bytes",
     "prefix_matches",
     "write_all",
+    "copy_span",
+    "NO_KERNEL_COPY",
     "ignore_sigxfsz",
     "fsync_dir",
     "stat_key",
@@ -66,14 +71,31 @@ def read_all(fd: int, start: int) -> bytes:
     return b"".join(read_range(fd, start, None))
 
 
-def hash_prefix(fd: int, size: int) -> tuple["hashlib._Hash", int]:
-    """The SHA-256 of the first ``size`` bytes of ``fd`` and how many there were (fewer: the file is shorter)."""
+def hash_range(fd: int, start: int, end: int) -> tuple["hashlib._Hash", int]:
+    """The SHA-256 of bytes ``[start, end)`` of ``fd`` and how many there were (fewer: the file is shorter)."""
     h = hashlib.sha256()
     got = 0
-    for chunk in read_range(fd, 0, size):
+    for chunk in read_range(fd, start, end):
         h.update(chunk)
         got += len(chunk)
     return h, got
+
+
+def hash_prefix(fd: int, size: int) -> tuple["hashlib._Hash", int]:
+    """The SHA-256 of the first ``size`` bytes of ``fd`` and how many there were (fewer: the file is shorter)."""
+    return hash_range(fd, 0, size)
+
+
+def same_bytes(a: int, pos_a: int, b: int, pos_b: int, length: int) -> bool:
+    """Whether ``length`` bytes at ``pos_a`` of ``a`` are there and equal those at ``pos_b`` of ``b``."""
+    done = 0
+    while done < length:
+        n = min(CHUNK, length - done)
+        x = os.pread(a, n, pos_a + done)
+        if len(x) != n or os.pread(b, n, pos_b + done) != x:
+            return False
+        done += n
+    return True
 
 
 def prefix_matches(fd: int, size: int, hexdigest: str) -> bool:
@@ -116,6 +138,48 @@ def write_all(fd: int, data: bytes | memoryview, pos: int = 0, limit: Limit = NO
             raise OSError(errno.EIO, "write returned no progress")
         mv = mv[n:]
     return total
+
+
+#: errnos of ``copy_file_range`` that mean "not here": copy through user space instead
+NO_KERNEL_COPY = (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, getattr(errno, "EOPNOTSUPP", -1), errno.EBADF)
+KERNEL_CHUNK = 1 << 30  # bytes asked of one copy_file_range call
+
+
+def copy_span(src_fd: int, start: int, length: int, dst_fd: int, dst_pos: int, limit: Limit = NO_LIMIT) -> str:
+    """Copy ``length`` bytes at ``start`` of ``src_fd`` to ``dst_pos`` of ``dst_fd`` (not open ``O_APPEND``).
+
+    In the kernel (``os.copy_file_range``: no byte enters user space; a reflink where the file system shares
+    extents) while it copies; from where it fails with one of :data:`NO_KERNEL_COPY` or copies nothing, by
+    ``pread``/``pwrite``. Raises :class:`~sessionview.core.doc.linescan.SourceChanged` when the source ends
+    before ``start + length``. Returns how it copied the last bytes (``copy_file_range`` or ``copy``).
+    """
+    limit.check(dst_pos, length)
+    fn = getattr(os, "copy_file_range", None)
+    done = 0
+    how = "copy_file_range"
+    while done < length and fn is not None:
+        try:
+            n = fn(src_fd, dst_fd, min(KERNEL_CHUNK, length - done), start + done, dst_pos + done)
+        except OSError as exc:
+            if exc.errno in NO_KERNEL_COPY:
+                break
+            raise
+        if n <= 0:
+            break
+        done += n
+    while done < length:
+        how = "copy"
+        data = os.pread(src_fd, min(CHUNK, length - done), start + done)
+        if not data:
+            raise SourceChanged(f"could only read {start + done} of {start + length} bytes: the file changed")
+        mv = memoryview(data)
+        while mv:
+            n = os.pwrite(dst_fd, mv, dst_pos + done)
+            if n <= 0:
+                raise OSError(errno.EIO, "write returned no progress")
+            mv = mv[n:]
+            done += n
+    return how
 
 
 @contextmanager

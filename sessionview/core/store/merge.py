@@ -114,8 +114,7 @@ class Merge:
                     wrote_at = end - len(data)
                     step("carry")
                     if wrote_at == cur.size:
-                        cur.size += len(data)
-                        cur.hash.update(data)
+                        cur.landed(data)
                         f.carried += len(data)
                         try:
                             os.fsync(cur.fd)
@@ -144,7 +143,7 @@ class Merge:
     def reorder(self, cur: TempFile, data: bytes, wrote_at: int) -> tuple[int, int, TempFile] | None:
         """Replace the new file by ``cur[:size] + data + (what others appended to cur)``."""
         f = self.files
-        if not prefix_matches(cur.fd, cur.size, cur.hash.hexdigest()):
+        if not cur.intact():
             f.keep_unmerged(data, "the file was rewritten by another program right after the save")
             return None
         like = os.fstat(cur.fd)

@@ -33,8 +33,9 @@ import errno
 import hashlib
 import os
 import stat
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from sessionview.core.doc.linescan import SourceChanged
@@ -44,9 +45,8 @@ from sessionview.core.errors import (
     HardLinked,
     Rewriting,
     SaveError,
-    write_failed,
 )
-from sessionview.core.store import backups, fsio, retention
+from sessionview.core.store import backups, fsio, proof, retention
 from sessionview.core.store.backups import Backup
 from sessionview.core.store.fsio import (
     O_CLOEXEC,
@@ -62,6 +62,8 @@ from sessionview.core.store.fsio import (
 )
 from sessionview.core.store.lock import LOCK_TIMEOUT, store_lock
 from sessionview.core.store.merge import Merge
+from sessionview.core.store.outcome import SaveResult, changed_on_disk, failed, rewriting
+from sessionview.core.store.render import Piece, Span, write_rendered
 from sessionview.core.store.paths import resolve_inside
 from sessionview.core.store.stamp import LoadStamp
 from sessionview.core.store.staging import Staging, TempFile
@@ -69,41 +71,9 @@ from sessionview.core.store.steps import step
 from sessionview.core.store.tmpfiles import cleanup_temp_files
 from sessionview.core.store.writers import Writer, find_writers
 
-__all__ = ["SaveResult", "save", "SETTLE_TIMEOUT"]
+__all__ = ["SaveResult", "Span", "Piece", "save", "SETTLE_TIMEOUT"]
 
 SETTLE_TIMEOUT = 1.0  # seconds to wait, after the rename, for writers of the old inode to finish
-WRITE_CHUNKS = 8  # the new content is written fsio.CHUNK * this at a time (fewer writes, one hash hand-off each)
-
-
-@dataclass(frozen=True, slots=True)
-class SaveResult:
-    path: str  # as given
-    real_path: str  # the file that was replaced (links resolved)
-    changed: bool  # False: the content was already on disk, nothing was written
-    size: int  # size of the file as saved (including carried-over appends)
-    stamp: LoadStamp | None  # stamp of what is now on disk, for further saves without reloading
-    backup: Backup | None = None  # the backup of the replaced content
-    rebased_bytes: int = 0  # bytes appended since load that render() received
-    carried_bytes: int = 0  # bytes appended during the save, copied into the new file
-    lost_partial_bytes: int = 0  # an unfinished last line that could not be carried over
-    warnings: tuple[str, ...] = field(default_factory=tuple)
-    not_carried_bytes: int = 0  # bytes another process wrote that are NOT in the new file (see kept_paths)
-    kept_paths: tuple[str, ...] = ()  # files in the state directory holding those bytes
-
-
-def _changed_on_disk(given: str, why: str) -> Conflict:
-    return Conflict(f"conflict: {given} changed on disk since it was loaded ({why}); nothing was written", given)
-
-
-def _failed(exc: OSError, what: str, given: str) -> SaveError:
-    """The error for an OSError while saving: a reader that met a rewrite is a conflict, not an I/O error."""
-    if isinstance(exc, SourceChanged):
-        return _rewriting(given, f"it changed while being read: {exc}")
-    return write_failed(exc, what, given)
-
-
-def _rewriting(given: str, why: str = "rewritten by another program") -> Rewriting:
-    return Rewriting(f"conflict: {given} changed on disk during the save ({why}); nothing was written", given)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +85,10 @@ class _Loaded:
     sha256: str  # h_R: their hash
     st: os.stat_result
     prefix: "Future[tuple[hashlib._Hash, int]] | None" = None  # the stamp's prefix, still being hashed
+    #: a settled stat of a file system that keeps ctime (:mod:`.proof`), taken before the content was proven
+    #: to be R/h_R: while the file's stat stays this, it still is (no hashing); None: hash to recheck
+    ref: os.stat_result | None = None
+    proven_by_stat: bool = False  # the stamp's stat proved the content: nothing was hashed
 
 
 class _Save:
@@ -131,8 +105,10 @@ class _Save:
         state_dir: str | None,
         settle_timeout: float,
         limit: Limit,
+        new_stamp: bool = False,
     ) -> None:
         self.given = given
+        self.new_stamp = new_stamp
         self.real = real
         self.stamp = stamp
         self.force = force
@@ -143,6 +119,7 @@ class _Save:
         self.files = Staging(given, real, state_dir=state_dir, limit=limit)
         self.writers: list[Writer] = []
         self._pool: ThreadPoolExecutor | None = None
+        self.rechecked_by_stat = False  # the recheck before the rename was proven by the stat, not hashed
 
     def background(self) -> ThreadPoolExecutor:
         """One thread for hashing while the main thread writes or syncs (hashlib releases the GIL)."""
@@ -156,39 +133,39 @@ class _Save:
         self.files.close()
 
     # the whole save -----------------------------------------------------------------------------
-    def run(self, render: Callable[[bytes], Iterable[bytes]]) -> SaveResult:
+    def run(self, render: Callable[[bytes], Iterable[Piece]]) -> SaveResult:
         loaded = self.open_and_check()
         try:
-            tmp = self.files.new_tmp(loaded.st)
+            tmp = self.files.new_tmp(loaded.st, whole=self.new_stamp)
         except OSError as exc:
-            raise _failed(exc, "creating the temporary file", self.given) from exc
-        hold = self.write_new(tmp, render, loaded.appended)
+            raise failed(exc, "creating the temporary file", self.given) from exc
+        hold = self.write_new(tmp, render, loaded)
         self.prefix_checked(loaded)
         if self.unchanged(tmp, hold, loaded):
             self.files.discard(tmp)
             st = loaded.st
-            return SaveResult(
+            same = LoadStamp(
                 self.given,
                 self.real,
-                False,
+                st.st_dev,
+                st.st_ino,
                 loaded.size,
-                LoadStamp(self.given, self.real, st.st_dev, st.st_ino, loaded.size, st.st_mtime_ns, loaded.sha256),
-                rebased_bytes=len(loaded.appended),
+                st.st_mtime_ns,
+                loaded.sha256,
+                st.st_ctime_ns,
+                loaded.proven_by_stat and self.stamp.settled,
             )
+            return SaveResult(self.given, self.real, False, loaded.size, same, rebased_bytes=len(loaded.appended))
         try:
             os.fsync(tmp.fd)
         except OSError as exc:
-            raise _failed(exc, "syncing the temporary file to disk", self.given) from exc
+            raise failed(exc, "syncing the temporary file to disk", self.given) from exc
         step("fsync")
         st_pre = os.fstat(self.files.old_fd)
         made = self.back_up(loaded)
         pos_old, unsynced = self.catch_up(tmp, loaded, hold)
         self.replace(tmp, loaded.st)
-        if made is not None and made.linked:  # the old inode is now the backup alone: private, as a copy is
-            try:
-                os.fchmod(self.files.old_fd, 0o600)
-            except OSError:
-                pass
+        st_pre = self.after_own_changes(loaded, st_pre)
         cur = self.after_rename(tmp, pos_old, loaded, st_pre, made, unsynced)
         return self.result(cur, made, loaded)
 
@@ -198,22 +175,23 @@ class _Save:
         try:
             f.dir_fd = os.open(f.dir, os.O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         except OSError as exc:
-            raise _failed(exc, "opening the directory", given) from exc
+            raise failed(exc, "opening the directory", given) from exc
         cleanup_temp_files(f.dir)  # what a killed save left here
         try:
             f.old_fd = os.open(f.base, os.O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, dir_fd=f.dir_fd)
         except FileNotFoundError:
-            raise _changed_on_disk(given, "it no longer exists") from None
+            raise changed_on_disk(given, "it no longer exists") from None
         except OSError as exc:
             if exc.errno == errno.ELOOP:
-                raise _changed_on_disk(given, "it was replaced by a symbolic link") from None
-            raise _failed(exc, "opening the file", given) from exc
+                raise changed_on_disk(given, "it was replaced by a symbolic link") from None
+            raise failed(exc, "opening the file", given) from exc
         step("open")
+        before = time.time_ns()
         st = os.fstat(f.old_fd)
         if not stat.S_ISREG(st.st_mode):
-            raise _changed_on_disk(given, "it is no longer a regular file")
+            raise changed_on_disk(given, "it is no longer a regular file")
         if (st.st_dev, st.st_ino) != (stamp.dev, stamp.ino):
-            raise _changed_on_disk(given, "it was replaced by another file")
+            raise changed_on_disk(given, "it was replaced by another file")
         if st.st_nlink > 1 and st.st_nlink - backups.links_to(self.real, st, self.state_dir) > 1:
             raise HardLinked(
                 f"refused: {given} has {st.st_nlink} hard links; replacing it would split them "
@@ -221,7 +199,7 @@ class _Save:
                 given,
             )
         if st.st_size < stamp.size:
-            raise _changed_on_disk(given, f"it is shorter than when loaded: {st.st_size} < {stamp.size} bytes")
+            raise changed_on_disk(given, f"it is shorter than when loaded: {st.st_size} < {stamp.size} bytes")
         if not self.force:
             writers = find_writers(self.real, st)
             if writers:
@@ -234,19 +212,26 @@ class _Save:
                 )
         else:
             self.writers = find_writers(self.real, st)
+        trusted = proof.trusts_ctime(f.old_fd, st)
+        if trusted and stamp.settled and fsio.stat_key(st) == stamp.key:
+            # nothing was written to the file since the stat taken before it was loaded: it holds what was loaded
+            step("check")
+            return _Loaded(b"", stamp.size, stamp.sha256, st, ref=st, proven_by_stat=True)
         prefix = self.background().submit(hash_prefix, f.old_fd, stamp.size)  # checked after the new content is written
         step("check")
         appended = read_all(f.old_fd, stamp.size)
+        size = stamp.size + len(appended)
+        ref = st if trusted and st.st_size == size and proof.settled(st, before) else None
         if not appended:
-            return _Loaded(appended, stamp.size, stamp.sha256, st, prefix)
+            return _Loaded(appended, stamp.size, stamp.sha256, st, prefix, ref)
         h = self.prefix_hash(prefix)
         h.update(appended)
-        return _Loaded(appended, stamp.size + len(appended), h.hexdigest(), st)
+        return _Loaded(appended, size, h.hexdigest(), st, ref=ref)
 
     def prefix_hash(self, prefix: "Future[tuple[hashlib._Hash, int]]") -> "hashlib._Hash":
         h, got = prefix.result()
         if got != self.stamp.size or h.hexdigest() != self.stamp.sha256:
-            raise _changed_on_disk(self.given, f"its first {self.stamp.size} bytes differ from what was loaded")
+            raise changed_on_disk(self.given, f"its first {self.stamp.size} bytes differ from what was loaded")
         return h
 
     def prefix_checked(self, loaded: _Loaded) -> None:
@@ -256,44 +241,37 @@ class _Save:
             self.prefix_hash(loaded.prefix)
 
     # step 2: write the new content --------------------------------------------------------------
-    def write_new(self, tmp: TempFile, render: Callable[[bytes], Iterable[bytes]], appended: bytes) -> bytes:
+    def write_new(self, tmp: TempFile, render: Callable[[bytes], Iterable[Piece]], loaded: _Loaded) -> bytes:
         """Write ``render(appended)`` into ``tmp``; returns the unfinished last line held back (or ``b""``).
 
-        An unfinished line appended since load (another process may be writing it right now) is held
-        back: when the new content ends with it, it is carried over from the old file like a late
-        append, whole once its writer is done, so the new file never ends in a torn line.
+        A :data:`Span` of the loaded file is copied from the file in the kernel. An unfinished line appended
+        since load (another process may be writing it right now) is held back: when the new content ends with
+        it, it is carried over from the old file like a late append, whole once its writer is done, so the new
+        file never ends in a torn line.
         """
+        appended = loaded.appended
         hold = appended[appended.rfind(b"\n") + 1 :]
-        keep = len(hold)
-        size = WRITE_CHUNKS * fsio.CHUNK
-        buf = bytearray()
         try:
             try:
-                for chunk in render(appended):
-                    buf += chunk
-                    if len(buf) >= size + keep:
-                        n = len(buf) - keep
-                        tmp.write(bytes(buf[:n]), self.limit)
-                        del buf[:n]
-                        step("write")
+                held = write_rendered(
+                    tmp, render(appended), source_fd=self.files.old_fd, loaded=loaded.size, hold=hold, limit=self.limit
+                )
             except SourceChanged as exc:
-                raise _rewriting(self.given, f"it changed while the new content was produced: {exc}") from exc
-            held = keep > 0 and buf.endswith(hold)
-            if held:
-                del buf[len(buf) - keep :]
-            if buf:
-                tmp.write(bytes(buf), self.limit)
-                buf.clear()
-                step("write")
+                raise rewriting(self.given, f"it changed while the new content was produced: {exc}") from exc
         except OSError as exc:
-            raise _failed(exc, "writing the temporary file", self.given) from exc
+            raise failed(exc, "writing the temporary file", self.given) from exc
         return hold if held else b""
 
     def unchanged(self, tmp: TempFile, hold: bytes, loaded: _Loaded) -> bool:
         """Whether the new content (with the held-back line) is what is on disk already."""
-        whole = tmp.hash.copy()
+        if tmp.size + len(hold) != loaded.size:
+            return False
+        h = tmp.hash
+        if h is None:  # spans: in place, and the bytes from memory equal the file's (the held line is its own)
+            return tmp.same_as(self.files.old_fd)
+        whole = h.copy()
         whole.update(hold)
-        return tmp.size + len(hold) == loaded.size and whole.hexdigest() == loaded.sha256
+        return whole.hexdigest() == loaded.sha256
 
     # step 3: re-check right before replacing, copying the backup at the same time -------------
     def back_up(self, loaded: _Loaded) -> Backup | None:
@@ -314,10 +292,10 @@ class _Save:
             except Conflict as exc:  # the backup's copy saw the file rewritten
                 raise Rewriting(str(exc), self.given) from exc
             except OSError as exc:
-                raise _failed(exc, "writing the backup", self.given) from exc
+                raise failed(exc, "writing the backup", self.given) from exc
             retention.prune_after_backup(made, state_dir=self.state_dir)  # never raises
-        elif not prefix_matches(self.files.old_fd, R, h_R):
-            raise _rewriting(self.given)
+        elif not self.still_loaded(loaded):
+            raise rewriting(self.given)
         step("recheck")
         return made
 
@@ -328,7 +306,32 @@ class _Save:
             return False
         if find_writers(self.real, loaded.st, persistent=False):
             return False
-        return prefix_matches(self.files.old_fd, loaded.size, loaded.sha256)  # the recheck, as a copy's
+        return self.still_loaded(loaded)  # the recheck, as a copy's
+
+    def still_loaded(self, loaded: _Loaded) -> bool:
+        """The recheck right before the rename: the file still holds R bytes hashing to h_R. Its stat unchanged
+        since a settled reference proves it (:mod:`.proof`); otherwise it is hashed again."""
+        if loaded.ref is not None and proof.unchanged_since(self.files.old_fd, loaded.ref):
+            self.rechecked_by_stat = True
+            return True
+        self.rechecked_by_stat = False
+        return prefix_matches(self.files.old_fd, loaded.size, loaded.sha256)
+
+    def after_own_changes(self, loaded: _Loaded, st_pre: os.stat_result) -> os.stat_result:
+        """The stat the merge compares the replaced file with, once our backup link and rename moved its ctime.
+
+        Only after a recheck by the stat proof: when its size, mode and settled mtime are still the reference's
+        (any write sets the mtime to now), those ctime moves were ours, and the stat after them is the new
+        reference. Otherwise the merge keeps ``st_pre`` (taken before) and hashes the file again."""
+        ref = loaded.ref
+        if not self.rechecked_by_stat or ref is None or ref.st_mtime_ns > ref.st_ctime_ns:
+            return st_pre
+        try:
+            now = os.fstat(self.files.old_fd)
+        except OSError:
+            return st_pre
+        kept = (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns, now.st_mode)
+        return now if kept == (ref.st_dev, ref.st_ino, ref.st_size, ref.st_mtime_ns, ref.st_mode) else st_pre
 
     # step 4: catch up with whole lines appended meanwhile (an unfinished one waits for the merge) --
     def catch_up(self, tmp: TempFile, loaded: _Loaded, hold: bytes) -> tuple[int, bool]:
@@ -355,9 +358,9 @@ class _Save:
                         unsynced = True
                     step(name)
             if os.fstat(old_fd).st_size < read_to:
-                raise _rewriting(self.given, "it was truncated")
+                raise rewriting(self.given, "it was truncated")
         except OSError as exc:
-            raise _failed(exc, "writing the temporary file", self.given) from exc
+            raise failed(exc, "writing the temporary file", self.given) from exc
         return pos_old, unsynced
 
     # step 5: the swap ---------------------------------------------------------------------------
@@ -366,15 +369,15 @@ class _Save:
         try:
             now = os.stat(f.base, dir_fd=f.dir_fd, follow_symlinks=False)
         except FileNotFoundError:
-            raise _changed_on_disk(self.given, "it was removed during the save") from None
+            raise changed_on_disk(self.given, "it was removed during the save") from None
         except OSError as exc:
-            raise _failed(exc, "writing the temporary file", self.given) from exc
+            raise failed(exc, "writing the temporary file", self.given) from exc
         if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
-            raise _rewriting(self.given, "replaced by another file")
+            raise rewriting(self.given, "replaced by another file")
         try:
             f.replace_with(tmp, "rename")
         except OSError as exc:
-            raise _failed(exc, "replacing the file", self.given) from exc
+            raise failed(exc, "replacing the file", self.given) from exc
 
     # step 6: after the rename nothing may leave the file worse than the new version -------------
     def after_rename(
@@ -389,6 +392,11 @@ class _Save:
         except Exception as exc:  # the new version is in place; report, never pretend it was not saved
             f.warnings.append(f"after the file was replaced: {type(exc).__name__}: {exc}")
             cur = merge.current or tmp
+        if made is not None and made.linked:  # the old inode is now the backup alone: private, as a copy is
+            try:  # (after the merge compared its stat: this moves its ctime)
+                os.fchmod(f.old_fd, 0o600)
+            except OSError:
+                pass
         if unsynced and cur is tmp and not f.carried:
             try:
                 os.fsync(cur.fd)
@@ -410,13 +418,16 @@ class _Save:
 
     def result(self, cur: TempFile, made: Backup | None, loaded: _Loaded) -> SaveResult:
         f = self.files
-        try:
-            nst = os.fstat(cur.fd)
-            new_stamp: LoadStamp | None = LoadStamp(
-                self.given, self.real, nst.st_dev, nst.st_ino, cur.size, nst.st_mtime_ns, cur.hash.hexdigest()
-            )
-        except OSError:
-            new_stamp = None
+        new_stamp: LoadStamp | None = None
+        h = cur.hash
+        if h is not None:
+            try:
+                nst = os.fstat(cur.fd)
+                new_stamp = LoadStamp(
+                    self.given, self.real, nst.st_dev, nst.st_ino, cur.size, nst.st_mtime_ns, h.hexdigest(), nst.st_ctime_ns
+                )
+            except OSError:
+                pass
         return SaveResult(
             self.given,
             self.real,
@@ -435,7 +446,7 @@ class _Save:
 
 def save(
     path: str | os.PathLike[str],
-    render: Callable[[bytes], Iterable[bytes]],
+    render: Callable[[bytes], Iterable[Piece]],
     stamp: LoadStamp,
     *,
     root: str | os.PathLike[str],
@@ -445,12 +456,15 @@ def save(
     lock_path: str | os.PathLike[str] | None = None,
     lock_timeout: float = LOCK_TIMEOUT,
     settle_timeout: float = SETTLE_TIMEOUT,
+    new_stamp: bool = False,
 ) -> SaveResult:
     """Replace the file at ``path`` with ``render(appended)``, atomically and without losing appends.
 
-    ``render(appended)`` yields the new content; ``appended`` holds the bytes appended on disk since
-    ``stamp`` was taken (``b""`` normally), which the caller must emit byte for byte where they belong
-    (at the end, for JSONL). Raises a :class:`~sessionview.core.errors.SaveError`: :class:`Conflict`,
+    ``render(appended)`` yields the new content: bytes, or a :data:`Span` ``(start, end)`` of the file as
+    loaded, copied in the kernel; ``appended`` holds the bytes appended on disk since ``stamp`` was taken
+    (``b""`` normally), which the caller must emit byte for byte where they belong (at the end, for JSONL).
+    ``new_stamp``: :attr:`SaveResult.stamp` is wanted even when spans were copied (their bytes are then read
+    and hashed: one more pass); without spans it is always there. Raises a :class:`~sessionview.core.errors.SaveError`: :class:`Conflict`,
     :class:`AnotherWriter` (unless ``force``), :class:`Outside`, :class:`HardLinked`, :class:`Locked`
     (``lock_path`` given and held elsewhere) or :class:`WriteFailed`; in every case the file is untouched.
     """
@@ -467,14 +481,15 @@ def save(
             state_dir=sd,
             settle_timeout=settle_timeout,
             limit=Limit(not ignored),
+            new_stamp=new_stamp,
         )
         try:
             return op.run(render)
         except SaveError:
             raise
         except SourceChanged as exc:  # a reader of the loaded file met a truncation or rewrite
-            raise _rewriting(given, f"it changed while being read: {exc}") from exc
+            raise rewriting(given, f"it changed while being read: {exc}") from exc
         except OSError as exc:
-            raise _failed(exc, "saving", given) from exc
+            raise failed(exc, "saving", given) from exc
         finally:
             op.close()

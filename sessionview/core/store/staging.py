@@ -8,12 +8,13 @@ new file are kept beside the backups (:meth:`Staging.keep`) and reported, never 
 from __future__ import annotations
 
 import errno
+import fcntl
 import hashlib
 import os
 import threading
 
 from sessionview.core.store import backups
-from sessionview.core.store.fsio import Limit, copy_attrs, read_range, write_all
+from sessionview.core.store.fsio import Limit, copy_attrs, copy_span, hash_range, prefix_matches, read_range, same_bytes, write_all
 from sessionview.core.store.steps import step
 from sessionview.core.store.tmpfiles import create_tmp
 from sessionview.core.text import plural
@@ -49,27 +50,116 @@ class _Background:
         return self.h
 
 
-class TempFile:
-    """A temporary file being written: its fd (read-write, append), name, size and running hash."""
+class _Data:
+    """A run of bytes written from memory at ``dst`` (its length and hash)."""
 
-    def __init__(self, fd: int, name: str) -> None:
+    __slots__ = ("dst", "length", "h")
+
+    def __init__(self, dst: int) -> None:
+        self.dst = dst
+        self.length = 0
+        self.h = _Background()
+
+
+class TempFile:
+    """A temporary file being written: its fd (read-write, append), name and size, and what it holds.
+
+    Bytes come from memory (:meth:`write`) or as spans of a source file copied in the kernel
+    (:meth:`copy_from`), which never pass through Python. Each run of bytes from memory is hashed as it is
+    written; spans are recorded as ``(dst, length, src)``. :attr:`hash` is the SHA-256 of the whole file
+    when it is known: always without spans, and with them only when made ``whole`` (the spans are then read
+    back from the source and hashed too: an extra pass, for a caller that wants the new file's stamp).
+    """
+
+    def __init__(self, fd: int, name: str, *, whole: bool = False) -> None:
         self.fd = fd
         self.name = name
         self.size = 0
-        self._hash = _Background()
         self.linked = True  # still under its temporary name
+        self.spans: list[tuple[int, int, int]] = []  # (dst, length, src offset) copied from source_fd
+        self.source_fd = -1
+        self._data: list[_Data] = []
+        self._whole_wanted = whole
+        self._whole: _Background | None = None  # the running hash of everything, once there are spans
 
     @property
-    def hash(self) -> "hashlib._Hash":
-        """The SHA-256 of everything written so far."""
-        return self._hash.state
+    def hash(self) -> "hashlib._Hash | None":
+        """The SHA-256 of everything written so far, or None when it is not known (spans, not ``whole``)."""
+        if self._whole is not None:
+            return self._whole.state
+        if self.spans:
+            return None
+        return self._data[0].h.state if self._data else hashlib.sha256()
+
+    def _record(self, data: bytes) -> None:
+        last = self._data[-1] if self._data else None
+        if last is None or last.dst + last.length != self.size:
+            last = _Data(self.size)
+            self._data.append(last)
+        last.h.update(data)
+        last.length += len(data)
+        if self._whole is not None:
+            self._whole.update(data)
+        self.size += len(data)
 
     def write(self, data: bytes, limit: Limit) -> None:
         if not data:
             return
         write_all(self.fd, data, self.size, limit)
-        self.size += len(data)
-        self._hash.update(data)
+        self._record(data)
+
+    def landed(self, data: bytes) -> None:
+        """``data`` was appended at :attr:`size` by the caller itself (the merge's ``O_APPEND`` write)."""
+        if data:
+            self._record(data)
+
+    def copy_from(self, src_fd: int, start: int, end: int, limit: Limit) -> str:
+        """Append bytes ``[start, end)`` of ``src_fd`` (always the same source) in the kernel where it can."""
+        if end <= start:
+            return "none"
+        if self.source_fd not in (-1, src_fd):
+            raise ValueError("a temporary file copies from one source")
+        if self._whole is None and self._whole_wanted:
+            self._whole = _Background()
+            if self._data:  # no spans yet: the one run of bytes so far is all of it
+                self._whole.h = self._data[0].h.state.copy()
+        flags = fcntl.fcntl(self.fd, fcntl.F_GETFL)
+        fcntl.fcntl(self.fd, fcntl.F_SETFL, flags & ~os.O_APPEND)  # copy_file_range refuses O_APPEND
+        try:
+            how = copy_span(src_fd, start, end - start, self.fd, self.size, limit)
+        finally:
+            fcntl.fcntl(self.fd, fcntl.F_SETFL, flags)
+        self.source_fd = src_fd
+        dst, n = self.size, end - start
+        if self.spans and self.spans[-1][0] + self.spans[-1][1] == dst and self.spans[-1][2] + self.spans[-1][1] == start:
+            pdst, plen, psrc = self.spans.pop()
+            self.spans.append((pdst, plen + n, psrc))
+        else:
+            self.spans.append((dst, n, start))
+        self.size += n
+        if self._whole is not None:
+            for chunk in read_range(src_fd, start, end):
+                self._whole.update(chunk)
+        return how
+
+    def intact(self) -> bool:
+        """Whether the first :attr:`size` bytes of the file are still what was written (another process may
+        have appended since, once it was renamed into place)."""
+        whole = self.hash
+        if whole is not None:
+            return prefix_matches(self.fd, self.size, whole.hexdigest())
+        for d in self._data:
+            h, got = hash_range(self.fd, d.dst, d.dst + d.length)
+            if got != d.length or h.hexdigest() != d.h.state.hexdigest():
+                return False
+        return all(same_bytes(self.fd, dst, self.source_fd, src, n) for dst, n, src in self.spans)
+
+    def same_as(self, fd: int) -> bool:
+        """Whether the file holds exactly the first :attr:`size` bytes of ``fd`` (spans copied in place from
+        ``fd`` itself, and the bytes from memory equal to ``fd``'s at the same offsets)."""
+        if any(dst != src for dst, _, src in self.spans) or (self.spans and self.source_fd != fd):
+            return False
+        return all(same_bytes(self.fd, d.dst, fd, d.dst, d.length) for d in self._data)
 
 
 def copy_range(fd: int, start: int, end: int | None, dst: TempFile, limit: Limit) -> int:
@@ -104,10 +194,11 @@ class Staging:
         self.kept: list[str] = []  # files in the state directory holding those bytes
 
     # the temporary files ------------------------------------------------------------------------
-    def new_tmp(self, like: os.stat_result) -> TempFile:
-        """A new temporary file beside the original, with the owner, mode and attributes of ``like``."""
+    def new_tmp(self, like: os.stat_result, *, whole: bool = False) -> TempFile:
+        """A new temporary file beside the original, with the owner, mode and attributes of ``like``
+        (``whole``: keep the hash of all of it, even of spans copied in the kernel)."""
         fd, name = create_tmp(self.dir_fd, self.base)
-        t = TempFile(fd, name)
+        t = TempFile(fd, name, whole=whole)
         self.tmps.append(t)
         step("create")
         copy_attrs(self.old_fd, fd, like, self.given)
