@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Callable
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Callable
 
 from textual import events, on
 from textual.app import ComposeResult
@@ -19,24 +20,33 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer
 
-from sessionview.core.edit.change import Change
-from sessionview.core.edit.history import EditHistory
 from sessionview.core.view.transcript import Filter, TranscriptModel
 from sessionview.ui import messages as msg
-from sessionview.ui.commands import SessionCommands
-from sessionview.ui.controllers.editing import EDIT_BINDING_IDS, WRITE_ACTIONS, Editing
-from sessionview.ui.controllers.clipboard import Clipboard
+from sessionview.ui.controllers.actions import EDIT_BINDING_IDS, WRITE_ACTIONS, may_edit
 from sessionview.ui.controllers.follow import STATS_AUTO_LIMIT, Follow
-from sessionview.ui.controllers.search import Search
-from sessionview.ui.controllers.writer import Writer
-from sessionview.ui.dialogs.export import ExportFlow
-from sessionview.ui.screens.outline import Overview
-from sessionview.ui.widgets.detail import DetailPane
+from sessionview.ui.widgets.footer import SessionFooter
 from sessionview.ui.widgets.header import SessionHeader, SessionStatus
-from sessionview.ui.widgets.prompt import PromptBar
 from sessionview.ui.widgets.transcript import TranscriptView
+
+if TYPE_CHECKING:  # what the first screen does not need is imported when it is first used
+    from sessionview.core.edit.change import Change
+    from sessionview.core.edit.history import EditHistory
+    from sessionview.ui.commands import SessionCommands
+    from sessionview.ui.controllers.clipboard import Clipboard
+    from sessionview.ui.controllers.editing import Editing
+    from sessionview.ui.controllers.search import Search
+    from sessionview.ui.controllers.writer import Writer
+    from sessionview.ui.dialogs.export import ExportFlow
+    from sessionview.ui.screens.outline import Overview
+    from sessionview.ui.widgets.detail import DetailPane
+    from sessionview.ui.widgets.prompt import PromptBar
+
+
+def _session_commands() -> type[SessionCommands]:
+    from sessionview.ui.commands import SessionCommands
+
+    return SessionCommands
 
 
 class SessionScreen(Screen):
@@ -77,7 +87,7 @@ class SessionScreen(Screen):
         Binding("X", "export('md')", "Export/fork", show=False, tooltip="export to Markdown or HTML, or fork at the selected record, into a new file", id="session.export"),
     ]
 
-    COMMANDS = {SessionCommands}
+    COMMANDS = {_session_commands}
 
     #: seconds a status-line message stays (file events, search results, "saved"); what is still going on
     #: (searching…, a conflict, a deleted file, an error) stays until it is over
@@ -123,14 +133,48 @@ class SessionScreen(Screen):
         self.read_only = read_only
         self.term = ""
         self.follow = Follow(self, prefetch=prefetch, goto_line=self._goto_line, refilter=self._refilter, rewritten=self._rewritten)
-        self.search = Search(self, self.follow)
-        self.writer = Writer(self, self.follow)
-        self.editing = Editing(self, self.writer)
-        self.overview = Overview(self)
-        self.clipboard = Clipboard(self)
-        self.exporter = ExportFlow(self)
         self._expiry: dict[str, Any] = {}
         self._said_read_only = False
+
+    # -- the controllers the first screen does not need: made (and imported) when first used ----------
+    @cached_property
+    def search(self) -> Search:
+        from sessionview.ui.controllers.search import Search
+
+        return Search(self, self.follow)
+
+    @cached_property
+    def writer(self) -> Writer:
+        from sessionview.ui.controllers.writer import Writer
+
+        return Writer(self, self.follow)
+
+    @cached_property
+    def editing(self) -> Editing:
+        from sessionview.ui.controllers.editing import Editing
+
+        return Editing(self, self.writer)
+
+    @cached_property
+    def overview(self) -> Overview:
+        from sessionview.ui.screens.outline import Overview
+
+        return Overview(self)
+
+    @cached_property
+    def clipboard(self) -> Clipboard:
+        from sessionview.ui.controllers.clipboard import Clipboard
+
+        return Clipboard(self)
+
+    @cached_property
+    def exporter(self) -> ExportFlow:
+        from sessionview.ui.dialogs.export import ExportFlow
+
+        return ExportFlow(self)
+
+    def _made(self, name: str) -> bool:
+        return name in self.__dict__
 
     # -- layout -------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -143,7 +187,7 @@ class SessionScreen(Screen):
         yield SessionStatus(transcript, id="status").data_bind(
             s.model, s.notice, s.notice_detail, s.index_progress, s.search_status, s.busy, s.edit_status, s.revision, s.position
         )
-        yield Footer(compact=True)
+        yield SessionFooter(compact=True)
 
     @property
     def transcript(self) -> TranscriptView:
@@ -152,6 +196,8 @@ class SessionScreen(Screen):
     @property
     def detail(self) -> DetailPane:
         """The detail pane (once it has been opened)."""
+        from sessionview.ui.widgets.detail import DetailPane
+
         return self.query_one("#detail", DetailPane)
 
     @property
@@ -166,14 +212,16 @@ class SessionScreen(Screen):
 
     @property
     def history(self) -> EditHistory | None:
-        return self.writer.history
+        return self.writer.history if self._made("writer") else None
 
     @property
     def pending_change(self) -> Change | None:
         """An edit that is not in the file (a conflict or an overwrite): ``a`` applies it again."""
-        return self.writer.pending_change
+        return self.writer.pending_change if self._made("writer") else None
 
     async def _prompt(self) -> PromptBar:
+        from sessionview.ui.widgets.prompt import PromptBar
+
         found = self.query("#prompt")
         if found:
             return found.first(PromptBar)
@@ -188,7 +236,8 @@ class SessionScreen(Screen):
 
     def on_unmount(self) -> None:
         self.follow.close()
-        self.writer.close()
+        if self._made("writer"):
+            self.writer.close()
         self.set_reactive(SessionScreen.model, None)
 
     # -- for the controllers ------------------------------------------------------------------------
@@ -209,10 +258,11 @@ class SessionScreen(Screen):
         self.search.refilter(model)
 
     def _rewritten(self) -> None:
-        self.writer.maybe_check_overwritten()
+        if self._made("writer"):  # else no edit of this run can have been overwritten
+            self.writer.maybe_check_overwritten()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return self.editing.check_action(action, parameters)
+        return may_edit(action, self.read_only, self.state, self.pending_change)
 
     def on_key(self, event: events.Key) -> None:
         """A key that would edit, in read-only mode (its binding is off, so nothing else took it): say
@@ -311,6 +361,8 @@ class SessionScreen(Screen):
     # -- actions ------------------------------------------------------------------------------------
     async def action_toggle_detail(self) -> None:
         if not self.query("#detail"):
+            from sessionview.ui.widgets.detail import DetailPane
+
             await self.query_one("#body").mount(DetailPane(id="detail"))
             self.update_detail()
             return
@@ -473,8 +525,7 @@ class SessionScreen(Screen):
         self.transcript.move_cursor_to(model.row_of(m), center=True)
 
     # prompt
-    @on(PromptBar.Submitted)
-    def _prompt_submitted(self, message: PromptBar.Submitted) -> None:
+    def on_prompt_bar_submitted(self, message: PromptBar.Submitted) -> None:
         self.transcript.focus()
         value = message.value
         if message.kind == "search":
@@ -488,6 +539,5 @@ class SessionScreen(Screen):
         elif message.kind == "filter":
             self.search.apply_filter(Filter.parse(value))
 
-    @on(PromptBar.Cancelled)
-    def _prompt_cancelled(self, message: PromptBar.Cancelled) -> None:
+    def on_prompt_bar_cancelled(self, message: PromptBar.Cancelled) -> None:
         self.transcript.focus()

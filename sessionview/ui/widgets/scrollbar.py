@@ -61,8 +61,8 @@ class RecordScrollbar:
             start = height - size
         return start, size
 
-    def cell(self, y: int, height: int, base: Style, pal: Palette) -> Strip:
-        geometry = self.thumb(height)
+    def cell(self, y: int, geometry: tuple[int, int] | None, base: Style, pal: Palette) -> Strip:
+        """The bar's cell on line ``y``, the thumb being ``geometry`` (:meth:`thumb`)."""
         if geometry is None:
             return Strip([Segment(" ", base)], 1)
         start, size = geometry

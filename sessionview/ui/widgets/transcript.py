@@ -98,6 +98,9 @@ class TranscriptView(Widget, can_focus=True):
         self._layout: list[Anchor | None] | None = None
         self._layout_size = Size(0, 0)
         self._palette: Palette | None = None
+        self._warm_up_due = False
+        self._painter: Painter | None = None
+        self._thumb: tuple[object, tuple[int, int] | None] = (None, None)  # (the layout it is for, the thumb)
         self.scrollbar = RecordScrollbar(self)
 
     # -- data ---------------------------------------------------------------------------------------
@@ -194,12 +197,19 @@ class TranscriptView(Widget, can_focus=True):
     def content_width(self) -> int:
         return max(10, self.size.width - GUTTER - 1)
 
+    def _get_painter(self) -> Painter:
+        pal, width = self._get_palette(), self.content_width
+        p = self._painter
+        if p is None or p.pal is not pal or p.width != max(10, width):
+            p = self._painter = Painter(pal, self.app.console, width)
+        return p
+
     def entry_lines(self, row: int) -> list[Strip]:
         """The drawn lines of the entry at ``row`` (cached)."""
         m = self.model
         if m is None:
             return []
-        painter = Painter(self._get_palette(), self.app.console, self.content_width)
+        painter = self._get_painter()
         if self.is_pending_row(row):
             return self._entries.pending(m, painter)
         n = m.number_at(row)
@@ -223,6 +233,9 @@ class TranscriptView(Widget, can_focus=True):
         if at is None:
             body = Strip.blank(width - 1, base)
         else:
+            if self._warm_up_due:
+                self._warm_up_due = False
+                self.call_after_refresh(self._warm_up)
             row, li = at
             lines = self.entry_lines(row)
             line = lines[li] if li < len(lines) else Strip.blank(self.content_width)
@@ -235,7 +248,9 @@ class TranscriptView(Widget, can_focus=True):
             body = Strip.join([gutter, line.apply_style(line_base)]).adjust_cell_length(width - 1, line_base)
         if y == self.size.height - 1 and not self.follow and self.new_count:
             body = new_marker(self.new_count, width - 1, base, pal, self.app.console)
-        return Strip.join([body, self.scrollbar.cell(y, self.size.height, base, pal)])
+        if self._thumb[0] is not layout:  # once per layout, not once per line
+            self._thumb = (layout, self.scrollbar.thumb(self.size.height))
+        return Strip.join([body, self.scrollbar.cell(y, self._thumb[1], base, pal)])
 
     def _gutter(self, row: int, li: int, is_cursor: bool, style: Style, in_range: bool = False) -> Strip:
         pal = self._get_palette()
@@ -448,8 +463,12 @@ class TranscriptView(Widget, can_focus=True):
 
     # -- events -------------------------------------------------------------------------------------
     def on_mount(self) -> None:
-        if not markdown_ready():  # text is drawn plain until the Markdown renderer is loaded, then redrawn
-            warm_up(lambda: self.app.call_from_thread(self.action_toggle_markdown, False))
+        # Text is drawn plain until the Markdown renderer is loaded, then redrawn. It loads after the first
+        # frame that shows records (render_line), so that it does not compete with that frame.
+        self._warm_up_due = not markdown_ready()
+
+    def _warm_up(self) -> None:
+        warm_up(lambda: self.app.call_from_thread(self.action_toggle_markdown, False))
 
     def on_resize(self, event: events.Resize) -> None:
         self._layout = None
