@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import time
 from functools import partial
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -54,9 +54,24 @@ class SessionViewApp(App[int]):
         #: ``external_editor(text) -> text``: hands a message to $VISUAL/$EDITOR with the app suspended
         #: (replaceable, e.g. by tests or an embedding that has another way to edit text)
         self.external_editor: Callable[[str], str] = partial(_external_edit, self)
+        self._after_frame: list[Callable[[], object]] = []
+
+    def call_after_frame(self, callback: Callable[[], object]) -> None:
+        """Run ``callback`` after the next frame is written to the terminal. Unlike ``call_after_refresh``,
+        not after a refresh whose frame Textual drops (it renders the first frames while it mounts the
+        screen, in a batch, and writes none of them)."""
+        self._after_frame.append(callback)
+
+    def _display(self, screen: Screen, renderable: Any) -> None:
+        super()._display(screen, renderable)
+        if renderable is not None and self._after_frame and not self._batch_count:
+            waiting, self._after_frame = self._after_frame, []
+            for callback in waiting:
+                self.call_later(callback)
 
     def on_mount(self) -> None:
-        self._apply_keymap()
+        # the user's keymap (and the dialog about mistakes in the configuration) after the first frame
+        self.call_after_frame(self._apply_keymap)
         if os.path.isdir(self.path):
             from sessionview.ui.screens.browser import BrowserScreen
 

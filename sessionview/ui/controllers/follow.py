@@ -25,7 +25,6 @@ from sessionview.core.doc.model import View
 from sessionview.core.tail import Appended, Compacted, Deleted, Follower, Pending, Renamed, Replaced, Truncated
 from sessionview.core.tail_open import full_index
 from sessionview.core.text import escape_control
-from sessionview.core.view.outline import first_prompt
 from sessionview.core.view.stats import Stats
 from sessionview.core.view.transcript import TranscriptModel
 from sessionview.ui import messages as msg
@@ -155,7 +154,7 @@ class Follow:
         if not model.indexed:
             # after the first frame: the scan would compete with it for the interpreter
             generation = self.generation
-            host.call_after_refresh(lambda: generation == self.generation and self._start_index(generation, model))
+            host.transcript.call_after_first_frame(lambda: generation == self.generation and self._start_index(generation, model))
         else:
             self.maybe_stats()
             self._after_index()
@@ -228,6 +227,8 @@ class Follow:
     def _at_first_prompt(self) -> None:
         """Where a finished session opens: the cursor on its first prompt (within the first
         FIRST_PROMPT_SCAN records, else on the first record), at the top of the page."""
+        from sessionview.core.view.outline import first_prompt
+
         model, t = self.host.model, self.host.transcript
         if model is None or not len(model):
             return

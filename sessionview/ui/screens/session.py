@@ -9,6 +9,7 @@ status line show are the screen's reactive attributes, bound to those widgets (`
 
 from __future__ import annotations
 
+import importlib
 import os
 import time
 from functools import cached_property
@@ -25,6 +26,7 @@ from sessionview.core.view.transcript import Filter, TranscriptModel
 from sessionview.ui import messages as msg
 from sessionview.ui.controllers.actions import EDIT_BINDING_IDS, WRITE_ACTIONS, may_edit
 from sessionview.ui.controllers.follow import STATS_AUTO_LIMIT, Follow
+from sessionview.ui.screens.lifetimes import StatusLifetimes
 from sessionview.ui.widgets.footer import SessionFooter
 from sessionview.ui.widgets.header import SessionHeader, SessionStatus
 from sessionview.ui.widgets.transcript import TranscriptView
@@ -32,21 +34,17 @@ from sessionview.ui.widgets.transcript import TranscriptView
 if TYPE_CHECKING:  # what the first screen does not need is imported when it is first used
     from sessionview.core.edit.change import Change
     from sessionview.core.edit.history import EditHistory
-    from sessionview.ui.commands import SessionCommands
-    from sessionview.ui.controllers.clipboard import Clipboard
-    from sessionview.ui.controllers.editing import Editing
-    from sessionview.ui.controllers.search import Search
-    from sessionview.ui.controllers.writer import Writer
-    from sessionview.ui.dialogs.export import ExportFlow
-    from sessionview.ui.screens.outline import Overview
     from sessionview.ui.widgets.detail import DetailPane
     from sessionview.ui.widgets.prompt import PromptBar
 
 
-def _session_commands() -> type[SessionCommands]:
-    from sessionview.ui.commands import SessionCommands
+def _controller(module: str, name: str, *needs: str) -> Any:
+    """A controller of the screen, made from ``module`` when first used, with the screen and its ``needs``."""
 
-    return SessionCommands
+    def make(screen: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(screen, *(getattr(screen, n) for n in needs))
+
+    return cached_property(make)
 
 
 class SessionScreen(Screen):
@@ -87,7 +85,8 @@ class SessionScreen(Screen):
         Binding("X", "export('md')", "Export/fork", show=False, tooltip="export to Markdown or HTML, or fork at the selected record, into a new file", id="session.export"),
     ]
 
-    COMMANDS = {_session_commands}
+    COMMANDS = {lambda: importlib.import_module("sessionview.ui.commands").SessionCommands}
+
 
     #: seconds a status-line message stays (file events, search results, "saved"); what is still going on
     #: (searching…, a conflict, a deleted file, an error) stays until it is over
@@ -133,48 +132,17 @@ class SessionScreen(Screen):
         self.read_only = read_only
         self.term = ""
         self.follow = Follow(self, prefetch=prefetch, goto_line=self._goto_line, refilter=self._refilter, rewritten=self._rewritten)
-        self._expiry: dict[str, Any] = {}
+        self._expiry: dict[str, Any] = {}  # the status line's timers, by attribute
+        self.lifetimes = StatusLifetimes(self, self._expiry)
         self._said_read_only = False
 
     # -- the controllers the first screen does not need: made (and imported) when first used ----------
-    @cached_property
-    def search(self) -> Search:
-        from sessionview.ui.controllers.search import Search
-
-        return Search(self, self.follow)
-
-    @cached_property
-    def writer(self) -> Writer:
-        from sessionview.ui.controllers.writer import Writer
-
-        return Writer(self, self.follow)
-
-    @cached_property
-    def editing(self) -> Editing:
-        from sessionview.ui.controllers.editing import Editing
-
-        return Editing(self, self.writer)
-
-    @cached_property
-    def overview(self) -> Overview:
-        from sessionview.ui.screens.outline import Overview
-
-        return Overview(self)
-
-    @cached_property
-    def clipboard(self) -> Clipboard:
-        from sessionview.ui.controllers.clipboard import Clipboard
-
-        return Clipboard(self)
-
-    @cached_property
-    def exporter(self) -> ExportFlow:
-        from sessionview.ui.dialogs.export import ExportFlow
-
-        return ExportFlow(self)
-
-    def _made(self, name: str) -> bool:
-        return name in self.__dict__
+    search = _controller("sessionview.ui.controllers.search", "Search", "follow")
+    writer = _controller("sessionview.ui.controllers.writer", "Writer", "follow")
+    editing = _controller("sessionview.ui.controllers.editing", "Editing", "writer")
+    overview = _controller("sessionview.ui.screens.outline", "Overview")
+    clipboard = _controller("sessionview.ui.controllers.clipboard", "Clipboard")
+    exporter = _controller("sessionview.ui.dialogs.export", "ExportFlow")
 
     # -- layout -------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -212,12 +180,12 @@ class SessionScreen(Screen):
 
     @property
     def history(self) -> EditHistory | None:
-        return self.writer.history if self._made("writer") else None
+        return self.writer.history if "writer" in self.__dict__ else None
 
     @property
     def pending_change(self) -> Change | None:
         """An edit that is not in the file (a conflict or an overwrite): ``a`` applies it again."""
-        return self.writer.pending_change if self._made("writer") else None
+        return self.writer.pending_change if "writer" in self.__dict__ else None
 
     async def _prompt(self) -> PromptBar:
         from sessionview.ui.widgets.prompt import PromptBar
@@ -231,12 +199,13 @@ class SessionScreen(Screen):
 
     def on_mount(self) -> None:
         self.transcript.links = self.follow.links
+        self.transcript.call_after_first_frame(self.query_one(SessionFooter).release)
         self.transcript.focus()
         self.follow.start_open("")
 
     def on_unmount(self) -> None:
         self.follow.close()
-        if self._made("writer"):
+        if "writer" in self.__dict__:
             self.writer.close()
         self.set_reactive(SessionScreen.model, None)
 
@@ -258,7 +227,7 @@ class SessionScreen(Screen):
         self.search.refilter(model)
 
     def _rewritten(self) -> None:
-        if self._made("writer"):  # else no edit of this run can have been overwritten
+        if "writer" in self.__dict__:  # else no edit of this run can have been overwritten
             self.writer.maybe_check_overwritten()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -281,36 +250,18 @@ class SessionScreen(Screen):
                 )
                 return
 
-    # -- the status line's lifetimes --------------------------------------------------------------------
-    def _expire_later(self, name: str, value: str) -> None:
-        old = self._expiry.pop(name, None)
-        if old is not None:
-            old.stop()
-        if value and self.is_mounted:
-
-            def expire() -> None:
-                self._expiry.pop(name, None)
-                if getattr(self, name) == value:
-                    setattr(self, name, "")
-                    if name == "notice":
-                        self.notice_detail = ""
-
-            self._expiry[name] = self.set_timer(self.STATUS_LIFETIME, expire)
-
     def watch_state(self, value: str) -> None:
         self.refresh_bindings()  # the edit keys are off while nothing could be opened
 
+    # the status line's lifetimes (sessionview.ui.screens.lifetimes)
     def watch_notice(self, value: str) -> None:
-        # a file event passes; "deleted" and an error to open are the state of things, and stay
-        self._expire_later("notice", value if value in ("truncated", "compacted", "replaced", "changed") else "")
+        self.lifetimes.notice(value)
 
     def watch_search_status(self, value: str) -> None:
-        # "searching… 40%", "filtering…", "waiting for the index…" stay until they are over
-        self._expire_later("search_status", "" if value.endswith("…") or "esc cancels" in value else value)
+        self.lifetimes.search_status(value)
 
     def watch_edit_status(self, value: str) -> None:
-        # a conflict or an overwritten edit stays while the edit waits to be applied again
-        self._expire_later("edit_status", value if value.startswith("saved") else "")
+        self.lifetimes.edit_status(value)
 
     # -- messages from the workers ------------------------------------------------------------------
     @on(msg.Opened)

@@ -4,7 +4,9 @@ changed.
 Textual's footer removes and mounts all its keys again each time the screen's bindings are refreshed, which
 the session screen does whenever its state changes (opening, live, idle, …) and several times while it
 starts. This one rebuilds once per frame at most, and only when the keys shown, their descriptions or
-whether they are enabled differ from what is on screen."""
+whether they are enabled differ from what is on screen. It is built first after :meth:`release` (the session
+screen releases it once the transcript's first frame is drawn) or after ``HOLD`` seconds, so that the keys do
+not delay the first screen."""
 
 from __future__ import annotations
 
@@ -15,14 +17,30 @@ from textual.widgets import Footer
 
 
 class SessionFooter(Footer):
+    HOLD = 0.5
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._due = False
+        self._held = True
         self._shown: tuple | None = None
+
+    def _on_mount(self) -> None:  # Footer.on_mount runs too (Textual calls the handlers of every class)
+        self.set_timer(self.HOLD, self._release)
+
+    def release(self) -> None:
+        """Show the keys from now on (from any widget's handler: the footer rebuilds in its own)."""
+        self.call_later(self._release)
+
+    def _release(self) -> None:
+        if self._held:
+            self._held = False
+            if self.is_attached:
+                self.bindings_changed(self.screen)
 
     def bindings_changed(self, screen: Screen) -> None:
         self._bindings_ready = True
-        if not screen.app.app_focus or not self.is_attached or screen is not self.screen or self._due:
+        if self._held or not screen.app.app_focus or not self.is_attached or screen is not self.screen or self._due:
             return
         self._due = True
         self.call_after_refresh(self._rebuild)

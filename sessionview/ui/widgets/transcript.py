@@ -31,6 +31,8 @@ from sessionview.ui.widgets.blocks import COMPONENT_RULES, COMPONENTS, Links, Pa
 from sessionview.ui.widgets import anchors
 from sessionview.ui.widgets.anchors import Anchor
 from sessionview.ui.widgets.entries import EntryCache, new_marker
+from sessionview.ui.widgets.first_frame import FirstFrame
+from sessionview.ui.widgets.ranges import MarkedRange
 from sessionview.ui.widgets.markdown import markdown_ready, warm_up
 from sessionview.ui.widgets.scrollbar import RecordScrollbar
 
@@ -98,7 +100,8 @@ class TranscriptView(Widget, can_focus=True):
         self._layout: list[Anchor | None] | None = None
         self._layout_size = Size(0, 0)
         self._palette: Palette | None = None
-        self._warm_up_due = False
+        self._first = FirstFrame(self, self._first_frame)
+        self._range = MarkedRange(self)
         self._painter: Painter | None = None
         self._thumb: tuple[object, tuple[int, int] | None] = (None, None)  # (the layout it is for, the thumb)
         self.scrollbar = RecordScrollbar(self)
@@ -118,7 +121,7 @@ class TranscriptView(Widget, can_focus=True):
         else:
             self.cursor = min(self.cursor, max(0, self.total_rows() - 1))
             self._clamp_anchor()
-        self._post_cursor()
+        self.post_cursor()
         self._post_follow()
 
     def invalidate(self) -> None:
@@ -134,7 +137,7 @@ class TranscriptView(Widget, can_focus=True):
         if self.follow:
             self.cursor = max(0, total - 1)
             self._scroll_to_end()
-            self._post_cursor()
+            self.post_cursor()
         else:
             if added:
                 self.new_count += added
@@ -154,14 +157,11 @@ class TranscriptView(Widget, can_focus=True):
             self._scroll_to_end()
         else:
             self._clamp_anchor()
-        self._post_cursor()
+        self.post_cursor()
         self.refresh()
 
     def total_rows(self) -> int:
-        m = self.model
-        if m is None:
-            return 0
-        return m.row_count() + (1 if self._has_pending() else 0)
+        return 0 if self.model is None else self.model.row_count() + (1 if self._has_pending() else 0)
 
     def _has_pending(self) -> bool:
         m = self.model
@@ -220,7 +220,9 @@ class TranscriptView(Widget, can_focus=True):
 
     def _get_layout(self) -> list[Anchor | None]:
         if self._layout is None or self._layout_size != self.size:
-            self._layout_size = self.size
+            if self._layout_size != self.size:  # a new size (the first included): where the view is depends on it
+                self._layout_size = self.size
+                self._place_for_size()
             self._layout = anchors.layout(self.anchor, self.total_rows(), self.size.height, self.height_of)
         return self._layout
 
@@ -230,20 +232,17 @@ class TranscriptView(Widget, can_focus=True):
         layout = self._get_layout()
         at = layout[y] if y < len(layout) else None
         pal = self._get_palette()
+        if self.model is not None:
+            self._first.drawn()
         if at is None:
             body = Strip.blank(width - 1, base)
         else:
-            if self._warm_up_due:
-                self._warm_up_due = False
-                self.call_after_refresh(self._warm_up)
             row, li = at
             lines = self.entry_lines(row)
             line = lines[li] if li < len(lines) else Strip.blank(self.content_width)
             is_cursor = row == self.cursor
-            in_range = self._in_range(row)
-            line_base = base + pal["transcript--cursor"] if is_cursor else base
-            if in_range and not is_cursor:
-                line_base = line_base + pal["transcript--range"]
+            in_range = self._range.contains(row)
+            line_base = base + pal["transcript--cursor"] if is_cursor else base + pal["transcript--range"] if in_range else base
             gutter = self._gutter(row, li, is_cursor, line_base, in_range)
             body = Strip.join([gutter, line.apply_style(line_base)]).adjust_cell_length(width - 1, line_base)
         if y == self.size.height - 1 and not self.follow and self.new_count:
@@ -295,7 +294,7 @@ class TranscriptView(Widget, can_focus=True):
             self._set_follow(False)
         elif self.at_end:
             self.cursor = max(0, total - 1)
-            self._post_cursor()
+            self.post_cursor()
             self._set_follow(True)
         self.refresh()
 
@@ -315,7 +314,7 @@ class TranscriptView(Widget, can_focus=True):
             self._ensure_visible(row)
         self._layout = None
         self._set_follow(row == total - 1 and self.at_end)
-        self._post_cursor()
+        self.post_cursor()
         self.refresh()
 
     def scroll_to_fraction(self, fraction: float) -> None:
@@ -344,10 +343,10 @@ class TranscriptView(Widget, can_focus=True):
         self.new_count = 0
         self.follow = True
         self._post_follow()
-        self._post_cursor()
+        self.post_cursor()
         self.refresh()
 
-    def _post_cursor(self) -> None:
+    def post_cursor(self) -> None:  # (also for the marked range)
         self.post_message(self.CursorMoved(self, self.cursor_number))
 
     def _post_follow(self) -> None:
@@ -368,7 +367,7 @@ class TranscriptView(Widget, can_focus=True):
         later = [r for r, li in rows if r > first_row and li == 0]
         self.cursor = first_row if first_line == 0 or not later else later[0]
         self._set_follow(False)
-        self._post_cursor()
+        self.post_cursor()
         self.refresh()
 
     def action_scroll_lines(self, delta: int) -> None:
@@ -423,61 +422,42 @@ class TranscriptView(Widget, can_focus=True):
             self._layout = None
             self.refresh()
 
-    # -- a marked range (for delete and compact) ------------------------------------------------------
+    # -- a marked range (for delete and compact; :class:`~.ranges.MarkedRange`) -------------------------
     @property
     def marked_range(self) -> tuple[int, int] | None:
-        """The marked range as record numbers ``(first, last)``: from the anchor to the cursor."""
-        n = self.cursor_number
-        if self.range_anchor is None or n is None:
-            return None
-        return (min(self.range_anchor, n), max(self.range_anchor, n))
-
-    def _in_range(self, row: int) -> bool:
-        r = self.marked_range
-        if r is None or self.model is None or self.is_pending_row(row) or row >= self.model.row_count():
-            return False
-        return r[0] <= self.model.number_at(row) <= r[1]
+        return self._range.marked()
 
     def mark_range(self) -> bool:
-        """Start a range at the cursor, or drop the one marked. Returns whether a range is marked now."""
-        if self.range_anchor is not None:
-            self.range_anchor = None
-        else:
-            self.range_anchor = self.cursor_number
-        self._post_cursor()
-        self.refresh()
-        return self.range_anchor is not None
+        return self._range.mark()
 
     def clear_range(self) -> None:
-        if self.range_anchor is not None:
-            self.range_anchor = None
-            self._post_cursor()
-            self.refresh()
+        self._range.clear()
 
     def extend_range(self, delta: int) -> None:
-        """Start a range at the cursor if none is marked, then move the cursor (shift+up/down)."""
-        if self.range_anchor is None:
-            self.range_anchor = self.cursor_number
-        self.move_cursor_to(self.cursor + delta)
-        self.refresh()
+        self._range.extend(delta)
 
     # -- events -------------------------------------------------------------------------------------
-    def on_mount(self) -> None:
-        # Text is drawn plain until the Markdown renderer is loaded, then redrawn. It loads after the first
-        # frame that shows records (render_line), so that it does not compete with that frame.
-        self._warm_up_due = not markdown_ready()
+    def call_after_first_frame(self, callback: Callable[[], object]) -> None:
+        """Run ``callback`` once the first frame that shows a model is written (see :class:`FirstFrame`)."""
+        self._first.call_after(callback)
 
-    def _warm_up(self) -> None:
-        warm_up(lambda: self.app.call_from_thread(self.action_toggle_markdown, False))
+    def _first_frame(self) -> None:
+        if not markdown_ready():  # text is drawn plain until the Markdown renderer is loaded, then redrawn
+            warm_up(lambda: self.app.call_from_thread(self.action_toggle_markdown, False))
+
+    def _place_for_size(self) -> None:
+        if self.follow:
+            self.anchor = self.bottom_anchor()
+        else:
+            self.anchor = anchors.clamp(self.anchor, self.total_rows(), self.size.height, self.height_of)
+            self.anchor = anchors.revealing(self.anchor, self.cursor, self.size.height, self.height_of)
 
     def on_resize(self, event: events.Resize) -> None:
-        self._layout = None
-        if self.follow:
-            self._scroll_to_end()
-        else:
-            self._clamp_anchor()
-            self._ensure_visible(self.cursor)
-        self.refresh()
+        # Textual sends it after the first frame at this size was drawn: nothing to do unless the size
+        # differs from the one the view was laid out for (_get_layout places the view for a new size)
+        if self._layout_size != self.size:
+            self._layout = None
+            self.refresh()
 
     def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
         event.stop()
@@ -509,7 +489,7 @@ class TranscriptView(Widget, can_focus=True):
             return
         self.cursor = at[0]
         self._set_follow(self.cursor == self.total_rows() - 1 and self.at_end)
-        self._post_cursor()
+        self.post_cursor()
         if event.chain == 2:
             self.action_toggle_fold()
         self.refresh()
