@@ -17,6 +17,12 @@ from textual.screen import Screen
 from sessionview.core.text import escape_control
 
 
+try:  # what a whole frame is: Textual's own class for it (any update, in a Textual without it)
+    from textual._compositor import LayoutUpdate as _WHOLE_FRAME
+except ImportError:  # pragma: no cover
+    _WHOLE_FRAME = object
+
+
 class SessionViewApp(App[int]):
     """Browse a directory of sessions, or read and follow one session file."""
 
@@ -57,14 +63,15 @@ class SessionViewApp(App[int]):
         self._after_frame: list[Callable[[], object]] = []
 
     def call_after_frame(self, callback: Callable[[], object]) -> None:
-        """Run ``callback`` after the next frame is written to the terminal. Unlike ``call_after_refresh``,
-        not after a refresh whose frame Textual drops (it renders the first frames while it mounts the
-        screen, in a batch, and writes none of them)."""
+        """Run ``callback`` after the next whole frame is written to the terminal. Unlike
+        ``call_after_refresh``, not after a refresh whose frame Textual drops (it renders the first frame
+        while it mounts the screen, in a batch, and writes it only with the next whole frame), nor after a
+        partial update (of the status line, say) that went out before it."""
         self._after_frame.append(callback)
 
     def _display(self, screen: Screen, renderable: Any) -> None:
         super()._display(screen, renderable)
-        if renderable is not None and self._after_frame and not self._batch_count:
+        if self._after_frame and isinstance(renderable, _WHOLE_FRAME) and not self._batch_count:
             waiting, self._after_frame = self._after_frame, []
             for callback in waiting:
                 self.call_later(callback)
