@@ -423,11 +423,11 @@ class Follow:
         added = 0
         rows = model.rows if model.filter.active else None
         names = model.names() if rows is not None else {}
-        relink = False
+        answered: list[str] = []
         for n in range(first, last + 1):
             view = model.view(n)
             stats.add(view)
-            relink = relink or bool(view.tool_results)
+            answered.extend(r.call_id for r in view.tool_results if r.call_id is not None)
             if rows is not None:
                 for c in view.tool_calls:
                     if c.id is not None:
@@ -437,8 +437,10 @@ class Follow:
                     added += 1
             else:
                 added += 1
-        if relink:
-            self.host.transcript.invalidate()  # calls drawn before their result arrived show their link now
+        if answered:  # calls drawn before their result arrived show their link now: draw those again
+            known = [s for s in (model.stats, model.appended_stats) if s is not None]
+            calls = {s.calls[cid] for cid in answered for s in known if cid in s.calls}
+            self.host.transcript.forget(calls)
         return added
 
     def _schedule_reload(self, events: list) -> None:

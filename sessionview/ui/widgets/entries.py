@@ -42,6 +42,13 @@ class EntryCache:
         self.role_styles.clear()
         self.bars.clear()
 
+    def forget(self, numbers: set[int]) -> bool:
+        """Forget the drawn lines of records ``numbers``; whether any were drawn."""
+        keys = [k for k in self.lines.keys() if k[0] in numbers]
+        for key in keys:
+            self.lines.discard(key)
+        return bool(keys)
+
     def drop_pending(self) -> None:
         """Forget the drawn pending line (it grew or was completed)."""
         for key in [k for k in self.lines.keys() if k[0] == "pending"]:

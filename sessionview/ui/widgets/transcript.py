@@ -124,11 +124,17 @@ class TranscriptView(Widget, can_focus=True):
         self.post_cursor()
         self._post_follow()
 
-    def invalidate(self) -> None:
+    def invalidate(self, keep_entries: bool = False) -> None:
         """Forget every drawn entry (the data, the numbering or the style changed)."""
-        self._entries.clear()
+        if not keep_entries:
+            self._entries.clear()
         self._layout = None
         self.refresh()
+
+    def forget(self, numbers: set[int]) -> None:
+        """Draw the records ``numbers`` again (what they link to changed)."""
+        if numbers and self._entries.forget(numbers):
+            self.invalidate(keep_entries=True)
 
     def rows_changed(self, added: int = 0) -> None:
         """Records were appended (``added`` rows) or the pending line changed."""
@@ -173,9 +179,7 @@ class TranscriptView(Widget, can_focus=True):
     def number_at(self, row: int) -> int | None:
         """The record number at ``row`` (None for the pending row or an empty transcript)."""
         m = self.model
-        if m is None or row < 0 or row >= m.row_count():
-            return None
-        return m.number_at(row)
+        return None if m is None or row < 0 or row >= m.row_count() else m.number_at(row)
 
     @property
     def cursor_number(self) -> int | None:
@@ -198,10 +202,9 @@ class TranscriptView(Widget, can_focus=True):
         return max(10, self.size.width - GUTTER - 1)
 
     def _get_painter(self) -> Painter:
-        pal, width = self._get_palette(), self.content_width
-        p = self._painter
-        if p is None or p.pal is not pal or p.width != max(10, width):
-            p = self._painter = Painter(pal, self.app.console, width)
+        p, pal, width = self._painter, self._get_palette(), self.content_width  # (at least 10, as a Painter's)
+        if p is None or p.pal is not pal or p.width != width:
+            self._painter = p = Painter(pal, self.app.console, width)
         return p
 
     def entry_lines(self, row: int) -> list[Strip]:
@@ -263,8 +266,7 @@ class TranscriptView(Widget, can_focus=True):
             role_style, bar = self._entries.role_style(self.model, n, pal), self._entries.token_bar(self.model, n) if li == 0 else " "
         return Strip([Segment("▎", style + role_style), Segment(bar, style + pal["transcript--dim"])], GUTTER)
 
-    def visible_rows(self) -> int:
-        """How many records are (partly) on screen."""
+    def visible_rows(self) -> int:  # how many records are (partly) on screen
         return len({a[0] for a in self._get_layout() if a is not None})
 
     # -- scrolling ----------------------------------------------------------------------------------
@@ -453,8 +455,7 @@ class TranscriptView(Widget, can_focus=True):
             self.anchor = anchors.revealing(self.anchor, self.cursor, self.size.height, self.height_of)
 
     def on_resize(self, event: events.Resize) -> None:
-        # Textual sends it after the first frame at this size was drawn: nothing to do unless the size
-        # differs from the one the view was laid out for (_get_layout places the view for a new size)
+        # (sent after the first frame at this size: _get_layout has placed the view for it already)
         if self._layout_size != self.size:
             self._layout = None
             self.refresh()
