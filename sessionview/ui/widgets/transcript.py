@@ -100,10 +100,11 @@ class TranscriptView(Widget, can_focus=True):
         self._layout: list[Anchor | None] | None = None
         self._layout_size = Size(0, 0)
         self._palette: Palette | None = None
-        self._first = FirstFrame(self, self._first_frame)
+        # text is drawn plain until the Markdown renderer is loaded (after the first frame), then redrawn
+        self._first = FirstFrame(self, lambda: markdown_ready() or warm_up(lambda: self.app.call_from_thread(self.action_toggle_markdown, False)))
         self._range = MarkedRange(self)
         self._painter: Painter | None = None
-        self._thumb: tuple[object, tuple[int, int] | None] = (None, None)  # (the layout it is for, the thumb)
+        self._frame: tuple = (None,)  # per layout: (layout, size, base style, thumb, painter)
         self.scrollbar = RecordScrollbar(self)
 
     # -- data ---------------------------------------------------------------------------------------
@@ -207,12 +208,12 @@ class TranscriptView(Widget, can_focus=True):
             self._painter = p = Painter(pal, self.app.console, width)
         return p
 
-    def entry_lines(self, row: int) -> list[Strip]:
+    def entry_lines(self, row: int, painter: Painter | None = None) -> list[Strip]:
         """The drawn lines of the entry at ``row`` (cached)."""
         m = self.model
         if m is None:
             return []
-        painter = self._get_painter()
+        painter = painter or self._get_painter()
         if self.is_pending_row(row):
             return self._entries.pending(m, painter)
         n = m.number_at(row)
@@ -230,41 +231,43 @@ class TranscriptView(Widget, can_focus=True):
         return self._layout
 
     def render_line(self, y: int) -> Strip:
-        width = self.size.width
-        base = self.rich_style
         layout = self._get_layout()
+        if self._frame[0] is not layout:  # once per layout, not per line: the size, the base style, the thumb
+            size = self.size
+            self._frame = (layout, size, self.rich_style, self.scrollbar.thumb(size.height), self._get_painter())
+        _, size, base, thumb, painter = self._frame
+        width = size.width
         at = layout[y] if y < len(layout) else None
         pal = self._get_palette()
         if self.model is not None:
             self._first.drawn()
         if at is None:
-            body = Strip.blank(width - 1, base)
+            body = [Segment(" " * (width - 1), base)]
         else:
             row, li = at
-            lines = self.entry_lines(row)
-            line = lines[li] if li < len(lines) else Strip.blank(self.content_width)
+            lines = self.entry_lines(row, painter)
+            line = lines[li] if li < len(lines) else Strip.blank(painter.width)
             is_cursor = row == self.cursor
             in_range = self._range.contains(row)
             line_base = base + pal["transcript--cursor"] if is_cursor else base + pal["transcript--range"] if in_range else base
-            gutter = self._gutter(row, li, is_cursor, line_base, in_range)
-            body = Strip.join([gutter, line.apply_style(line_base)]).adjust_cell_length(width - 1, line_base)
-        if y == self.size.height - 1 and not self.follow and self.new_count:
-            body = new_marker(self.new_count, width - 1, base, pal, self.app.console)
-        if self._thumb[0] is not layout:  # once per layout, not once per line
-            self._thumb = (layout, self.scrollbar.thumb(self.size.height))
-        return Strip.join([body, self.scrollbar.cell(y, self._thumb[1], base, pal)])
+            styled = line.apply_style(line_base)  # (cached by the strip)
+            if styled.cell_length != width - 1 - GUTTER:
+                styled = styled.adjust_cell_length(width - 1 - GUTTER, line_base)
+            body = [*self._gutter(row, li, is_cursor, line_base, in_range), *styled]
+        if y == size.height - 1 and not self.follow and self.new_count:
+            body = list(new_marker(self.new_count, width - 1, base, pal, self.app.console))
+        body.append(self.scrollbar.cell(y, thumb, base, pal))
+        return Strip(body, width)
 
-    def _gutter(self, row: int, li: int, is_cursor: bool, style: Style, in_range: bool = False) -> Strip:
+    def _gutter(self, row: int, li: int, is_cursor: bool, style: Style, in_range: bool = False) -> list[Segment]:
         pal = self._get_palette()
-        if is_cursor:
-            return Strip([Segment("▌ ", style + pal["transcript--gutter-cursor"])], GUTTER)
-        if in_range:
-            return Strip([Segment("┃ ", style + pal["transcript--gutter-range"])], GUTTER)
+        if is_cursor or in_range:
+            return [Segment("▌ " if is_cursor else "┃ ", style + pal["transcript--gutter-cursor" if is_cursor else "transcript--gutter-range"])]
         role_style, bar = pal["transcript--pending"], " "
         if not self.is_pending_row(row) and self.model is not None:
             n = self.model.number_at(row)
             role_style, bar = self._entries.role_style(self.model, n, pal), self._entries.token_bar(self.model, n) if li == 0 else " "
-        return Strip([Segment("▎", style + role_style), Segment(bar, style + pal["transcript--dim"])], GUTTER)
+        return [Segment("▎", style + role_style), Segment(bar, style + pal["transcript--dim"])]
 
     def visible_rows(self) -> int:  # how many records are (partly) on screen
         return len({a[0] for a in self._get_layout() if a is not None})
@@ -442,10 +445,6 @@ class TranscriptView(Widget, can_focus=True):
     def call_after_first_frame(self, callback: Callable[[], object]) -> None:
         """Run ``callback`` once the first frame that shows a model is written (see :class:`FirstFrame`)."""
         self._first.call_after(callback)
-
-    def _first_frame(self) -> None:
-        if not markdown_ready():  # text is drawn plain until the Markdown renderer is loaded, then redrawn
-            warm_up(lambda: self.app.call_from_thread(self.action_toggle_markdown, False))
 
     def _place_for_size(self) -> None:
         if self.follow:
