@@ -8,8 +8,9 @@
 | full parse | every record viewed (``JsonlSession.view``), in a subprocess | orjson over every line |
 | show, first record | ``sessionview show FILE``: launch to the first record on stdout | (target 0.2 s) |
 | show, whole | ``sessionview show FILE > /dev/null`` | orjson over every line (target 2×) |
-| first screen | ``sessionview FILE`` under ``../shared/bench/tui_timing.py`` | ``../shared/bench/textual_floor.py``; toolong too |
-| tail latency | the same, ``--tail N`` on a copy | the same for the floor |
+| first screen | ``sessionview FILE`` under ``../shared/bench/tui_timing.py``, on a copy touched at launch (live): wall, CPU | ``../shared/bench/textual_floor.py``; toolong too |
+| ready | the same, until the index is complete | |
+| tail latency | the same, ``--tail N`` on a copy, once the stats are in too | the same for the floor |
 | following | ``--tail`` while ``gen_session.py --append-rate 20 --torn-prob 0.3`` appends: CPU of the tree, peak RSS | the same for the floor |
 
     python bench/bench_all.py                                  # 1G, writes bench/data/bench_all.json

@@ -34,6 +34,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 SHARED = os.environ.get("SV_SHARED_BENCH") or os.path.join(REPO, "..", "shared", "bench")
+if not os.path.isdir(SHARED):
+    SHARED = "/work/shared/bench"
 
 
 def ensure_file(data: str, size: str) -> str:
