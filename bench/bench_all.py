@@ -8,8 +8,9 @@
 | full parse | every record viewed (``JsonlSession.view``), in a subprocess | orjson over every line |
 | show, first record | ``sessionview show FILE``: launch to the first record on stdout | (target 0.2 s) |
 | show, whole | ``sessionview show FILE > /dev/null`` | orjson over every line (target 2×) |
-| first screen | ``sessionview FILE`` under ``../shared/bench/tui_timing.py`` | ``../shared/bench/textual_floor.py``; toolong too |
-| tail latency | the same, ``--tail N`` on a copy | the same for the floor |
+| first screen | ``sessionview FILE`` under ``../shared/bench/tui_timing.py``, on a copy touched at launch (live): wall, CPU | ``../shared/bench/textual_floor.py``; toolong too |
+| ready | the same, until the index is complete | |
+| tail latency | the same, ``--tail N`` on a copy, once the stats are in too | the same for the floor |
 | following | ``--tail`` while ``gen_session.py --append-rate 20 --torn-prob 0.3`` appends: CPU of the tree, peak RSS | the same for the floor |
 
     python bench/bench_all.py                                  # 1G, writes bench/data/bench_all.json
@@ -133,6 +134,7 @@ class Bench:
         self.path = gen(self.data, a.size)
         self.work = a.work_dir or tempfile.mkdtemp(prefix="sv-bench-")  # copies that are written: never the data dir
         os.makedirs(self.work, exist_ok=True)
+        self.scratch = tempfile.mkdtemp(prefix="sv-bench-", dir=a.scratch)  # the screen rows' copies and results
         self.orjson_samples: list[tuple[float, float]] = []
 
     def row(self, name: str, sv: dict, floor: dict | None, key: str = "median", target: float | None = None, note: str = "") -> None:
@@ -264,27 +266,41 @@ class Bench:
         self.row("show, whole", stats(walls), stats(fwalls), target=2.0)
 
     def tui(self) -> None:
+        """The screen rows. Every viewer runs on copies in a scratch directory (``--scratch``), touched right
+        before each launch (``live()``): a session modified in the last seconds counts as live and stays at its
+        end once indexed, where a finished one moves to its first prompt (issue 12), so the harness could not
+        see the end again for "ready" or the tail. Each viewer, the floor included, pays the same ``sh`` and
+        ``touch``. sessionview is "ready" once its index is complete ("indexing" gone) and, for the tail and
+        the following, once its stats are in too (the header's "~… tok" gone: at most 256 MiB, see
+        ``STATS_AUTO_LIMIT``), so those rows measure following and not the end of opening."""
         if not shutil.which("tmux"):
             self.results["rows"]["tui"] = {"error": "no tmux"}
             return
         viewers = {
-            "sessionview": {"cmd": f"{' '.join(map(shlex.quote, self.sv))} {{file}}", "ready_absent": "indexing"},
-            "textual-floor": {"cmd": f"{shlex.quote(sys.executable)} {SHARED}/textual_floor.py {{file}}"},
+            "sessionview": {"cmd": live(f"{' '.join(map(shlex.quote, self.sv))} {{file}}"), "ready_absent": "indexing", "follow_ready_absent": "~… tok"},
+            "textual-floor": {"cmd": live(f"{shlex.quote(sys.executable)} {SHARED}/textual_floor.py {{file}}")},
         }
         tl = self.toolong()
         if tl:
-            viewers["toolong"] = {"cmd": f"{tl} {{file}}", "ready_absent": "Scanning", "timeout": 30}
-        small = gen(self.data, self.a.tail_size)
+            viewers["toolong"] = {"cmd": live(f"{tl} {{file}}"), "ready_absent": "Scanning", "timeout": 30}
+        small = self.scratch_copy(gen(self.data, self.a.tail_size), "tail")  # (the harness copies it again to append)
+        first_file = self.scratch_copy(self.path, "first")
         out: dict = {}
-        for label, spec in viewers.items():
-            first = self.tui_run(label, spec, self.path, self.a.runs, f"{label}-first")
-            tail = self.tui_run(label, spec, small, 1, f"{label}-tail", tail=20) if label != "toolong" else {}
-            follow = {}
-            if label != "toolong":
-                bg = (f"{shlex.quote(sys.executable)} {SHARED}/gen_session.py --append-rate 20 --torn-prob 0.3 "
-                      f"--duration {self.a.follow_s} --out {{file}}")
-                follow = self.tui_run(label, spec, small, 1, f"{label}-follow", tail=20, bg=bg, idle=self.a.follow_s / 2)
-            out[label] = {"first": first, "tail": tail, "follow": follow}
+        try:
+            for label, spec in viewers.items():
+                first = self.tui_run(label, spec, first_file, self.a.runs, f"{label}-first")
+                tail: dict = {}
+                follow: dict = {}
+                if label != "toolong":
+                    follow_spec = {**spec, "ready_absent": spec.get("follow_ready_absent", spec.get("ready_absent"))}
+                    tail = self.tui_run(label, follow_spec, small, 1, f"{label}-tail", tail=20)
+                    bg = (f"{shlex.quote(sys.executable)} {SHARED}/gen_session.py --append-rate 20 --torn-prob 0.3 "
+                          f"--duration {self.a.follow_s} --out {{file}}")
+                    follow = self.tui_run(label, follow_spec, small, 1, f"{label}-follow", tail=20, bg=bg, idle=self.a.follow_s / 2)
+                out[label] = {"first": first, "tail": tail, "follow": follow}
+        finally:
+            os.unlink(first_file)
+            os.unlink(small)
         self.results["tui"] = out
         sv, fl = out["sessionview"], out["textual-floor"]
 
@@ -295,6 +311,8 @@ class Bench:
 
         pairs = [
             ("first screen (s)", med(sv, "first", "first_screen_s"), med(fl, "first", "first_screen_s"), 1.3),
+            ("first screen: CPU (s)", med(sv, "first", "mem_first_screen", "sum_cpu_s"), med(fl, "first", "mem_first_screen", "sum_cpu_s"), 1.3),
+            ("ready: index complete (s)", med(sv, "first", "ready_s"), None, None),
             ("tail latency, median (s)", med(sv, "tail", "tail", "median_s"), med(fl, "tail", "tail", "median_s"), 1.1),
             ("following: CPU (%)", med(sv, "follow", "tail_cpu_pct"), med(fl, "follow", "tail_cpu_pct"), 1.5),
             ("following: peak RSS (MiB)", med(sv, "follow", "mem_end", "sum_VmHWM_mib"), med(fl, "follow", "mem_end", "sum_VmHWM_mib"), None),
@@ -306,6 +324,12 @@ class Bench:
         t = med(out.get("toolong", {}), "first", "first_screen_s")
         if t is not None and pairs[0][1] is not None:
             self.row("first screen vs toolong (s)", pairs[0][1], t, note="toolong 1.5.0")
+
+    def scratch_copy(self, path: str, tag: str) -> str:
+        """A copy of ``path`` in the scratch directory (the shared data directory stays as it is)."""
+        dst = os.path.join(self.scratch, f"{tag}-{os.path.basename(path)}")
+        subprocess.run(["cp", "--reflink=auto", path, dst], check=True)
+        return dst
 
     def toolong(self) -> str | None:
         if self.a.no_toolong:
@@ -324,14 +348,14 @@ class Bench:
         return tl
 
     def tui_run(self, label: str, spec: dict, path: str, runs: int, tag: str, tail: int = 0, bg: str | None = None, idle: float = 0) -> dict:
-        out = os.path.join(self.data, "results", f"{tag}.json")
+        out = os.path.join(self.scratch, "results", f"{tag}.json")
         os.makedirs(os.path.dirname(out), exist_ok=True)
         cmd = [sys.executable, os.path.join(SHARED, "tui_timing.py"), "--label", label, "--cmd", spec["cmd"], "--file", path,
                "--runs", str(runs), "--out", out, "--timeout", str(spec.get("timeout", 120)), "--socket", f"svbench-all-{os.getpid()}"]
         if spec.get("ready_absent"):
             cmd += ["--ready-absent", spec["ready_absent"]]
         if tail:
-            tail_file = os.path.join(self.data, f"tail-{tag}.jsonl")
+            tail_file = os.path.join(self.scratch, f"tail-{tag}.jsonl")
             if os.path.exists(tail_file):
                 os.unlink(tail_file)
             cmd += ["--tail", str(tail), "--tail-file", tail_file, "--tail-runs", "1"]
@@ -340,11 +364,19 @@ class Bench:
         if idle:
             cmd += ["--idle-s", str(idle)]
         subprocess.run(cmd, stdout=subprocess.DEVNULL, env=self.env, cwd=NEUTRAL)
+        if tail and os.path.exists(tail_file):
+            os.unlink(tail_file)
         try:
             with open(out) as f:
                 return json.load(f)["summary"]
         except (OSError, ValueError, KeyError):
             return {"errors": ["no result"]}
+
+
+def live(cmd: str) -> str:
+    """``cmd`` (with ``{file}``) run by a shell that first sets the file's mtime to now: the session counts as
+    live when the viewer opens it."""
+    return "sh -c " + shlex.quote('touch -c -- "$0" && exec "$@"') + " {file} " + cmd
 
 
 def _copied_bytes(state: str, replaced: os.stat_result) -> int:
@@ -389,6 +421,8 @@ def main() -> None:
     ap.add_argument("--json", help="where the figures go (default DATA_DIR/bench_all.json)")
     ap.add_argument("--toolong", help="a toolong 'tl' to use instead of installing one")
     ap.add_argument("--no-toolong", action="store_true")
+    ap.add_argument("--scratch", help="where the screen rows put their copies of the sessions and the harness's results "
+                    "(default: a new directory under $TMPDIR, removed at the end; the data directory is only read)")
     a = ap.parse_args()
     a.repo = os.path.abspath(a.repo)
     os.makedirs(a.data_dir, exist_ok=True)
@@ -402,6 +436,7 @@ def main() -> None:
             getattr(b, name)()
         elif name == "tui":
             b.tui()
+    shutil.rmtree(b.scratch, ignore_errors=True)
     b.results["orjson_samples"] = b.orjson_samples
     b.results["load_after"] = os.getloadavg()
     path = a.json or os.path.join(a.data_dir, "bench_all.json")

@@ -8,13 +8,19 @@ from __future__ import annotations
 import os
 import time
 from functools import partial
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
 from sessionview.core.text import escape_control
+
+
+try:  # what a whole frame is: Textual's own class for it (any update, in a Textual without it)
+    from textual._compositor import LayoutUpdate as _WHOLE_FRAME
+except ImportError:  # pragma: no cover
+    _WHOLE_FRAME = object
 
 
 class SessionViewApp(App[int]):
@@ -65,12 +71,33 @@ class SessionViewApp(App[int]):
         #: ``external_editor(text) -> text``: hands a message to $VISUAL/$EDITOR with the app suspended
         #: (replaceable, e.g. by tests or an embedding that has another way to edit text)
         self.external_editor: Callable[[str], str] = partial(_external_edit, self)
+        self._after_frame: list[Callable[[], object]] = []
+
+    def call_after_frame(self, callback: Callable[[], object]) -> None:
+        """Run ``callback`` after the next whole frame is written to the terminal. Unlike
+        ``call_after_refresh``, not after a refresh whose frame Textual drops (it renders the first frame
+        while it mounts the screen, in a batch, and writes it only with the next whole frame), nor after a
+        partial update (of the status line, say) that went out before it."""
+        self._after_frame.append(callback)
+
+    def _display(self, screen: Screen, renderable: Any) -> None:
+        super()._display(screen, renderable)
+        if self._after_frame and isinstance(renderable, _WHOLE_FRAME) and not self._batch_count:
+            waiting, self._after_frame = self._after_frame, []
+            for callback in waiting:
+                self.call_later(callback)
 
     def on_mount(self) -> None:
-        hosts = self._apply_keymap()
+        listing = self.remote is None and (not self.local or os.path.isdir(self.path))
+        hosts: dict[str, str] = {}
+        if listing:
+            hosts = self._apply_keymap()  # the session list needs the config's [hosts] now
+        else:
+            # one session: the user's keymap (and the dialog about mistakes in the configuration) after the first frame
+            self.call_after_frame(self._apply_keymap)
         if self.remote is not None:
             self.remote.mount(self)  # type: ignore[attr-defined]
-        elif not self.local or os.path.isdir(self.path):
+        elif listing:
             from sessionview.ui.screens.browser import BrowserScreen
 
             self.push_screen(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from sessionview.core import catalog, jsondoc, littleghost
+from sessionview.core import jsondoc, littleghost
 from sessionview.core.doc.linescan import ScanLimit
 from sessionview.core.fileaccess import OpenFile
 from sessionview.core.session import JsonlSession, open_session
@@ -17,12 +17,18 @@ def open_document_session(path: str, max_size: int | None = None) -> Session | N
     """A whole-document session (LittleGhost store file, another JSON document) for ``path``, or None for a
     line file."""
     head = jsondoc.head_of(path)
-    if not jsondoc.looks_like_document(head) and not (path.lower().endswith(".json") and catalog.looks_like_json_document(head)):
+    if not jsondoc.looks_like_document(head) and not (path.lower().endswith(".json") and looks_like_json_document(head)):
         return None
     if max_size is not None and os.path.getsize(path) > max_size:
         raise ScanLimit("a big document: open it in a thread")
     session = open_session(path)
     return None if isinstance(session, JsonlSession) else session
+
+
+def looks_like_json_document(head: bytes) -> bool:
+    from sessionview.core import catalog  # only for a .json file: the list of sessions needs it, a .jsonl file not
+
+    return catalog.looks_like_json_document(head)
 
 
 def read_whole(opened: OpenFile, size: int, chunk: int = 1 << 20) -> bytes:

@@ -21,7 +21,7 @@ from typing import Callable, Iterator
 
 import orjson
 
-from sessionview.core import catalog, formats, jsondoc
+from sessionview.core import formats, jsondoc
 from sessionview.core.doc.document import Document, Record, Source, preader
 from sessionview.core.doc.model import Kind, View
 from sessionview.core.doc.parse import DEFAULT_CAP
@@ -32,7 +32,7 @@ from sessionview.core.session_base import Session
 from sessionview.core.tail import Appended, Pending
 from sessionview.core.tail_open import TailOpen, grow, open_tail, open_tail_file
 from sessionview.core.view import timing
-from sessionview.core.view.documents import document_from_bytes, open_document_session, read_whole
+from sessionview.core.view.documents import document_from_bytes, looks_like_json_document, open_document_session, read_whole
 from sessionview.core.view.filter import Filter
 from sessionview.core.view.stats import Stats, compact_json
 
@@ -103,7 +103,7 @@ class TranscriptModel:
             head = opened.read(0, max(jsondoc.HEAD_BYTES, formats.HEAD_BYTES))
             size = opened.stat().st_size
             if size <= jsondoc.MAX_DOCUMENT and (jsondoc.looks_like_document(head[: jsondoc.HEAD_BYTES]) or (
-                path.lower().endswith(".json") and catalog.looks_like_json_document(head[: jsondoc.HEAD_BYTES])
+                path.lower().endswith(".json") and looks_like_json_document(head[: jsondoc.HEAD_BYTES])
             )):
                 m.size = size
                 m.session = document_from_bytes(read_whole(opened, m.size), path)

@@ -15,35 +15,12 @@ from sessionview.core.edit.history import rebase
 from sessionview.core.errors import InvalidEdit, Refused
 from sessionview.core.view.humanize import human_size
 from sessionview.core.text import escape_control
+from sessionview.ui.controllers.actions import EDIT_BINDING_IDS, WRITE_ACTIONS, may_edit  # noqa: F401  (re-exported)
 from sessionview.ui.controllers.host import SessionHost
 from sessionview.ui.controllers.writer import Writer, one_line
 from sessionview.ui.external import ExternalEditorError
 from sessionview.ui.dialogs.confirm import ConfirmScreen
 from sessionview.ui.wording import app_advice, plural
-
-#: actions that write (or only serve writing): hidden in read-only mode
-WRITE_ACTIONS = frozenset(
-    {"edit", "edit_external", "delete", "truncate", "mark_range", "extend_range", "compact", "undo", "redo", "reapply", "drop_result"}
-)
-#: binding ids shown under "Editing" in the help screen
-EDIT_BINDING_IDS = frozenset(
-    {
-        "edit",
-        "edit_external",
-        "delete",
-        "truncate",
-        "mark_range",
-        "extend_range_up",
-        "extend_range_down",
-        "compact",
-        "undo",
-        "redo",
-        "reapply",
-        "history",
-        "drop_result",
-    }
-)
-
 
 #: the summary of the compaction planned only to check its range, before the real summary is written
 PROBE_SUMMARY = "(the range is checked before the summary is written)"
@@ -57,11 +34,7 @@ class Editing:
         self.w = writer
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in WRITE_ACTIONS and (self.host.read_only or self.host.state == "error"):
-            return False  # read-only, or nothing could be opened: nothing to edit
-        if action == "reapply" and self.w.pending_change is None:
-            return False
-        return True
+        return may_edit(action, self.host.read_only, self.host.state, self.w.pending_change)
 
     def edit(self) -> None:
         self._edit(external=False)

@@ -26,7 +26,6 @@ from sessionview.core.fileaccess import FileAccess
 from sessionview.core.tail import Appended, Compacted, Deleted, Follower, Pending, Renamed, Replaced, Truncated, follower_for
 from sessionview.core.tail_open import full_index
 from sessionview.core.text import escape_control
-from sessionview.core.view.outline import first_prompt
 from sessionview.core.view.stats import Stats
 from sessionview.core.view.transcript import TranscriptModel
 from sessionview.ui import messages as msg
@@ -157,7 +156,7 @@ class Follow:
         if not model.indexed:
             # after the first frame: the scan would compete with it for the interpreter
             generation = self.generation
-            host.call_after_refresh(lambda: generation == self.generation and self._start_index(generation, model))
+            host.transcript.call_after_first_frame(lambda: generation == self.generation and self._start_index(generation, model))
         else:
             self.maybe_stats()
             self._after_index()
@@ -230,6 +229,8 @@ class Follow:
     def _at_first_prompt(self) -> None:
         """Where a finished session opens: the cursor on its first prompt (within the first
         FIRST_PROMPT_SCAN records, else on the first record), at the top of the page."""
+        from sessionview.core.view.outline import first_prompt
+
         model, t = self.host.model, self.host.transcript
         if model is None or not len(model):
             return
@@ -428,11 +429,11 @@ class Follow:
         added = 0
         rows = model.rows if model.filter.active else None
         names = model.names() if rows is not None else {}
-        relink = False
+        answered: list[str] = []
         for n in range(first, last + 1):
             view = model.view(n)
             stats.add(view)
-            relink = relink or bool(view.tool_results)
+            answered.extend(r.call_id for r in view.tool_results if r.call_id is not None)
             if rows is not None:
                 for c in view.tool_calls:
                     if c.id is not None:
@@ -442,8 +443,10 @@ class Follow:
                     added += 1
             else:
                 added += 1
-        if relink:
-            self.host.transcript.invalidate()  # calls drawn before their result arrived show their link now
+        if answered:  # calls drawn before their result arrived show their link now: draw those again
+            known = [s for s in (model.stats, model.appended_stats) if s is not None]
+            calls = {s.calls[cid] for cid in answered for s in known if cid in s.calls}
+            self.host.transcript.forget(calls)
         return added
 
     def _schedule_reload(self, events: list) -> None:

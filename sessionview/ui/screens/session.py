@@ -9,9 +9,11 @@ status line show are the screen's reactive attributes, bound to those widgets (`
 
 from __future__ import annotations
 
+import importlib
 import os
 import time
-from typing import Any, Callable
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Callable
 
 from textual import events, on
 from textual.app import ComposeResult
@@ -19,25 +21,31 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer
 
-from sessionview.core.edit.change import Change
-from sessionview.core.edit.history import EditHistory
 from sessionview.core.text import escape_control
 from sessionview.core.view.transcript import Filter, TranscriptModel
 from sessionview.ui import messages as msg
-from sessionview.ui.commands import SessionCommands
-from sessionview.ui.controllers.editing import EDIT_BINDING_IDS, WRITE_ACTIONS, Editing
-from sessionview.ui.controllers.clipboard import Clipboard
+from sessionview.ui.controllers.actions import EDIT_BINDING_IDS, WRITE_ACTIONS, may_edit
 from sessionview.ui.controllers.follow import STATS_AUTO_LIMIT, Follow
-from sessionview.ui.controllers.search import Search
-from sessionview.ui.controllers.writer import Writer
-from sessionview.ui.dialogs.export import ExportFlow
-from sessionview.ui.screens.outline import Overview
-from sessionview.ui.widgets.detail import DetailPane
+from sessionview.ui.screens.lifetimes import StatusLifetimes
+from sessionview.ui.widgets.footer import SessionFooter
 from sessionview.ui.widgets.header import SessionHeader, SessionStatus
-from sessionview.ui.widgets.prompt import PromptBar
 from sessionview.ui.widgets.transcript import TranscriptView
+
+if TYPE_CHECKING:  # what the first screen does not need is imported when it is first used
+    from sessionview.core.edit.change import Change
+    from sessionview.core.edit.history import EditHistory
+    from sessionview.ui.widgets.detail import DetailPane
+    from sessionview.ui.widgets.prompt import PromptBar
+
+
+def _controller(module: str, name: str, *needs: str) -> Any:
+    """A controller of the screen, made from ``module`` when first used, with the screen and its ``needs``."""
+
+    def make(screen: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(screen, *(getattr(screen, n) for n in needs))
+
+    return cached_property(make)
 
 
 class SessionScreen(Screen):
@@ -78,7 +86,8 @@ class SessionScreen(Screen):
         Binding("X", "export('md')", "Export/fork", show=False, tooltip="export to Markdown or HTML, or fork at the selected record, into a new file", id="session.export"),
     ]
 
-    COMMANDS = {SessionCommands}
+    COMMANDS = {lambda: importlib.import_module("sessionview.ui.commands").SessionCommands}
+
 
     #: seconds a status-line message stays (file events, search results, "saved"); what is still going on
     #: (searching…, a conflict, a deleted file, an error) stays until it is over
@@ -128,14 +137,17 @@ class SessionScreen(Screen):
         self.read_only = read_only or read_only_reason is not None
         self.term = ""
         self.follow = Follow(self, prefetch=prefetch, goto_line=self._goto_line, refilter=self._refilter, rewritten=self._rewritten)
-        self.search = Search(self, self.follow)
-        self.writer = Writer(self, self.follow)
-        self.editing = Editing(self, self.writer)
-        self.overview = Overview(self)
-        self.clipboard = Clipboard(self)
-        self.exporter = ExportFlow(self)
-        self._expiry: dict[str, Any] = {}
+        self._expiry: dict[str, Any] = {}  # the status line's timers, by attribute
+        self.lifetimes = StatusLifetimes(self, self._expiry)
         self._said_read_only = False
+
+    # -- the controllers the first screen does not need: made (and imported) when first used ----------
+    search = _controller("sessionview.ui.controllers.search", "Search", "follow")
+    writer = _controller("sessionview.ui.controllers.writer", "Writer", "follow")
+    editing = _controller("sessionview.ui.controllers.editing", "Editing", "writer")
+    overview = _controller("sessionview.ui.screens.outline", "Overview")
+    clipboard = _controller("sessionview.ui.controllers.clipboard", "Clipboard")
+    exporter = _controller("sessionview.ui.dialogs.export", "ExportFlow")
 
     # -- layout -------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -148,7 +160,7 @@ class SessionScreen(Screen):
         yield SessionStatus(transcript, id="status").data_bind(
             s.model, s.notice, s.notice_detail, s.index_progress, s.search_status, s.busy, s.edit_status, s.revision, s.position
         )
-        yield Footer(compact=True)
+        yield SessionFooter(compact=True)
 
     @property
     def transcript(self) -> TranscriptView:
@@ -157,6 +169,8 @@ class SessionScreen(Screen):
     @property
     def detail(self) -> DetailPane:
         """The detail pane (once it has been opened)."""
+        from sessionview.ui.widgets.detail import DetailPane
+
         return self.query_one("#detail", DetailPane)
 
     @property
@@ -171,14 +185,16 @@ class SessionScreen(Screen):
 
     @property
     def history(self) -> EditHistory | None:
-        return self.writer.history
+        return self.writer.history if "writer" in self.__dict__ else None
 
     @property
     def pending_change(self) -> Change | None:
         """An edit that is not in the file (a conflict or an overwrite): ``a`` applies it again."""
-        return self.writer.pending_change
+        return self.writer.pending_change if "writer" in self.__dict__ else None
 
     async def _prompt(self) -> PromptBar:
+        from sessionview.ui.widgets.prompt import PromptBar
+
         found = self.query("#prompt")
         if found:
             return found.first(PromptBar)
@@ -188,13 +204,15 @@ class SessionScreen(Screen):
 
     def on_mount(self) -> None:
         self.transcript.links = self.follow.links
+        self.transcript.call_after_first_frame(self.query_one(SessionFooter).release)
         self.transcript.focus()
         self.edit_status = self.read_only_reason or ""  # it stays on the status line: why nothing can be edited
         self.follow.start_open("")
 
     def on_unmount(self) -> None:
         self.follow.close()
-        self.writer.close()
+        if "writer" in self.__dict__:
+            self.writer.close()
         self.set_reactive(SessionScreen.model, None)
 
     # -- for the controllers ------------------------------------------------------------------------
@@ -215,10 +233,11 @@ class SessionScreen(Screen):
         self.search.refilter(model)
 
     def _rewritten(self) -> None:
-        self.writer.maybe_check_overwritten()
+        if "writer" in self.__dict__:  # else no edit of this run can have been overwritten
+            self.writer.maybe_check_overwritten()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return self.editing.check_action(action, parameters)
+        return may_edit(action, self.read_only, self.state, self.pending_change)
 
     def on_key(self, event: events.Key) -> None:
         """A key that would edit, in read-only mode (its binding is off, so nothing else took it): say
@@ -238,36 +257,18 @@ class SessionScreen(Screen):
                 )
                 return
 
-    # -- the status line's lifetimes --------------------------------------------------------------------
-    def _expire_later(self, name: str, value: str) -> None:
-        old = self._expiry.pop(name, None)
-        if old is not None:
-            old.stop()
-        if value and self.is_mounted:
-
-            def expire() -> None:
-                self._expiry.pop(name, None)
-                if getattr(self, name) == value:
-                    setattr(self, name, "")
-                    if name == "notice":
-                        self.notice_detail = ""
-
-            self._expiry[name] = self.set_timer(self.STATUS_LIFETIME, expire)
-
     def watch_state(self, value: str) -> None:
         self.refresh_bindings()  # the edit keys are off while nothing could be opened
 
+    # the status line's lifetimes (sessionview.ui.screens.lifetimes)
     def watch_notice(self, value: str) -> None:
-        # a file event passes; "deleted" and an error to open are the state of things, and stay
-        self._expire_later("notice", value if value in ("truncated", "compacted", "replaced", "changed") else "")
+        self.lifetimes.notice(value)
 
     def watch_search_status(self, value: str) -> None:
-        # "searching… 40%", "filtering…", "waiting for the index…" stay until they are over
-        self._expire_later("search_status", "" if value.endswith("…") or "esc cancels" in value else value)
+        self.lifetimes.search_status(value)
 
     def watch_edit_status(self, value: str) -> None:
-        # a conflict or an overwritten edit stays while the edit waits to be applied again
-        self._expire_later("edit_status", value if value.startswith("saved") else "")
+        self.lifetimes.edit_status(value)
 
     # -- messages from the workers ------------------------------------------------------------------
     @on(msg.Opened)
@@ -318,6 +319,8 @@ class SessionScreen(Screen):
     # -- actions ------------------------------------------------------------------------------------
     async def action_toggle_detail(self) -> None:
         if not self.query("#detail"):
+            from sessionview.ui.widgets.detail import DetailPane
+
             await self.query_one("#body").mount(DetailPane(id="detail"))
             self.update_detail()
             return
@@ -480,8 +483,7 @@ class SessionScreen(Screen):
         self.transcript.move_cursor_to(model.row_of(m), center=True)
 
     # prompt
-    @on(PromptBar.Submitted)
-    def _prompt_submitted(self, message: PromptBar.Submitted) -> None:
+    def on_prompt_bar_submitted(self, message: PromptBar.Submitted) -> None:
         self.transcript.focus()
         value = message.value
         if message.kind == "search":
@@ -495,6 +497,5 @@ class SessionScreen(Screen):
         elif message.kind == "filter":
             self.search.apply_filter(Filter.parse(value))
 
-    @on(PromptBar.Cancelled)
-    def _prompt_cancelled(self, message: PromptBar.Cancelled) -> None:
+    def on_prompt_bar_cancelled(self, message: PromptBar.Cancelled) -> None:
         self.transcript.focus()

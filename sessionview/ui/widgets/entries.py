@@ -21,6 +21,7 @@ from sessionview.ui.widgets.blocks import Entry, Links, Painter, Palette
 from sessionview.ui.widgets.toolviews import any_error
 
 CACHE_SIZE = 512
+LINES_CACHE_SIZE = 128  # entries whose drawn lines are kept (a screen shows about ten; each may be 50 lines)
 #: the gutter's token bar: a record's (estimated) tokens, one glyph per step, so a big record stands out
 TOKEN_STEPS = (100, 500, 1_000, 2_000, 5_000, 10_000, 20_000)
 TOKEN_BARS = "▁▂▃▄▅▆▇█"
@@ -33,7 +34,7 @@ def token_bar(tokens: int) -> str:
 
 class EntryCache:
     def __init__(self, size: int = CACHE_SIZE) -> None:
-        self.lines: LRUCache[tuple, list[Strip]] = LRUCache(size)
+        self.lines: LRUCache[tuple, list[Strip]] = LRUCache(min(size, LINES_CACHE_SIZE))
         self.role_styles: LRUCache[int, Style] = LRUCache(size)
         self.bars: LRUCache[int, str] = LRUCache(size)
 
@@ -41,6 +42,13 @@ class EntryCache:
         self.lines.clear()
         self.role_styles.clear()
         self.bars.clear()
+
+    def forget(self, numbers: set[int]) -> bool:
+        """Forget the drawn lines of records ``numbers``; whether any were drawn."""
+        keys = [k for k in self.lines.keys() if k[0] in numbers]
+        for key in keys:
+            self.lines.discard(key)
+        return bool(keys)
 
     def drop_pending(self) -> None:
         """Forget the drawn pending line (it grew or was completed)."""

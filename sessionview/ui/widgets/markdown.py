@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import threading
+from fnmatch import fnmatchcase
 from functools import lru_cache
 
 from typing import TYPE_CHECKING, Any, Callable
@@ -56,14 +57,40 @@ def lexer_named(name: str) -> Lexer:
 
 @lru_cache(maxsize=256)
 def _lexer_for_extension(ext: str) -> Lexer:
-    from pygments.lexers import get_lexer_for_filename
+    from pygments.lexers import find_lexer_class, get_lexer_for_filename
     from pygments.lexers.special import TextLexer
     from pygments.util import ClassNotFound
 
-    try:
+    simple, globs = _extensions()
+    only = simple.get(ext, ())
+    if len(only) == 1 and not any(fnmatchcase("x" + ext, g) for g in globs):  # the one lexer for "*.ext"
+        cls = find_lexer_class(next(iter(only)))
+        if cls is not None:
+            return cls()
+    try:  # pygments looks the name up in every lexer's patterns (each compiled on first use)
         return get_lexer_for_filename("x" + ext) if ext else TextLexer()
     except ClassNotFound:
         return TextLexer()
+
+
+@lru_cache(maxsize=1)
+def _extensions() -> tuple[dict[str, set[str]], list[str]]:
+    """From pygments' table of lexers: extension -> the names of the lexers whose pattern is ``*.ext``, and
+    the patterns that are not that simple."""
+    from pygments.lexers._mapping import LEXERS
+
+    simple: dict[str, set[str]] = {}
+    globs: list[str] = []
+    for _module, name, _aliases, patterns, _mimetypes in LEXERS.values():
+        for pattern in patterns:
+            if _SIMPLE.fullmatch(pattern):
+                simple.setdefault(pattern[1:], set()).add(name)
+            elif pattern.startswith("*"):
+                globs.append(pattern)
+    return simple, globs
+
+
+_SIMPLE = re.compile(r"\*\.[A-Za-z0-9_+-]+")
 
 
 def lexer_for_path(path: str) -> Lexer:

@@ -11,7 +11,6 @@ from typing import Protocol
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.strip import Strip
 
 from sessionview.ui.widgets.anchors import Anchor
 from sessionview.ui.widgets.blocks import Palette
@@ -61,13 +60,13 @@ class RecordScrollbar:
             start = height - size
         return start, size
 
-    def cell(self, y: int, height: int, base: Style, pal: Palette) -> Strip:
-        geometry = self.thumb(height)
+    def cell(self, y: int, geometry: tuple[int, int] | None, base: Style, pal: Palette) -> Segment:
+        """The bar's cell on line ``y``, the thumb being ``geometry`` (:meth:`thumb`)."""
         if geometry is None:
-            return Strip([Segment(" ", base)], 1)
+            return Segment(" ", base)
         start, size = geometry
         style = pal[self.THUMB] if start <= y < start + size else pal[self.TRACK]
-        return Strip([Segment(" ", base + style)], 1)
+        return Segment(" ", base + style)
 
     # -- the mouse ------------------------------------------------------------------------------------
     def press(self, event: events.MouseDown, height: int) -> bool:

@@ -31,6 +31,8 @@ from sessionview.ui.widgets.blocks import COMPONENT_RULES, COMPONENTS, Links, Pa
 from sessionview.ui.widgets import anchors
 from sessionview.ui.widgets.anchors import Anchor
 from sessionview.ui.widgets.entries import EntryCache, new_marker
+from sessionview.ui.widgets.first_frame import FirstFrame
+from sessionview.ui.widgets.ranges import MarkedRange
 from sessionview.ui.widgets.markdown import markdown_ready, warm_up
 from sessionview.ui.widgets.scrollbar import RecordScrollbar
 
@@ -98,6 +100,11 @@ class TranscriptView(Widget, can_focus=True):
         self._layout: list[Anchor | None] | None = None
         self._layout_size = Size(0, 0)
         self._palette: Palette | None = None
+        # text is drawn plain until the Markdown renderer is loaded (after the first frame), then redrawn
+        self._first = FirstFrame(self, lambda: markdown_ready() or warm_up(lambda: self.app.call_from_thread(self.action_toggle_markdown, False)))
+        self._range = MarkedRange(self)
+        self._painter: Painter | None = None
+        self._frame: tuple = (None,)  # per layout: (layout, size, base style, thumb, painter)
         self.scrollbar = RecordScrollbar(self)
 
     # -- data ---------------------------------------------------------------------------------------
@@ -115,14 +122,20 @@ class TranscriptView(Widget, can_focus=True):
         else:
             self.cursor = min(self.cursor, max(0, self.total_rows() - 1))
             self._clamp_anchor()
-        self._post_cursor()
+        self.post_cursor()
         self._post_follow()
 
-    def invalidate(self) -> None:
+    def invalidate(self, keep_entries: bool = False) -> None:
         """Forget every drawn entry (the data, the numbering or the style changed)."""
-        self._entries.clear()
+        if not keep_entries:
+            self._entries.clear()
         self._layout = None
         self.refresh()
+
+    def forget(self, numbers: set[int]) -> None:
+        """Draw the records ``numbers`` again (what they link to changed)."""
+        if numbers and self._entries.forget(numbers):
+            self.invalidate(keep_entries=True)
 
     def rows_changed(self, added: int = 0) -> None:
         """Records were appended (``added`` rows) or the pending line changed."""
@@ -131,7 +144,7 @@ class TranscriptView(Widget, can_focus=True):
         if self.follow:
             self.cursor = max(0, total - 1)
             self._scroll_to_end()
-            self._post_cursor()
+            self.post_cursor()
         else:
             if added:
                 self.new_count += added
@@ -151,14 +164,11 @@ class TranscriptView(Widget, can_focus=True):
             self._scroll_to_end()
         else:
             self._clamp_anchor()
-        self._post_cursor()
+        self.post_cursor()
         self.refresh()
 
     def total_rows(self) -> int:
-        m = self.model
-        if m is None:
-            return 0
-        return m.row_count() + (1 if self._has_pending() else 0)
+        return 0 if self.model is None else self.model.row_count() + (1 if self._has_pending() else 0)
 
     def _has_pending(self) -> bool:
         m = self.model
@@ -170,9 +180,7 @@ class TranscriptView(Widget, can_focus=True):
     def number_at(self, row: int) -> int | None:
         """The record number at ``row`` (None for the pending row or an empty transcript)."""
         m = self.model
-        if m is None or row < 0 or row >= m.row_count():
-            return None
-        return m.number_at(row)
+        return None if m is None or row < 0 or row >= m.row_count() else m.number_at(row)
 
     @property
     def cursor_number(self) -> int | None:
@@ -194,12 +202,18 @@ class TranscriptView(Widget, can_focus=True):
     def content_width(self) -> int:
         return max(10, self.size.width - GUTTER - 1)
 
-    def entry_lines(self, row: int) -> list[Strip]:
+    def _get_painter(self) -> Painter:
+        p, pal, width = self._painter, self._get_palette(), self.content_width  # (at least 10, as a Painter's)
+        if p is None or p.pal is not pal or p.width != width:
+            self._painter = p = Painter(pal, self.app.console, width)
+        return p
+
+    def entry_lines(self, row: int, painter: Painter | None = None) -> list[Strip]:
         """The drawn lines of the entry at ``row`` (cached)."""
         m = self.model
         if m is None:
             return []
-        painter = Painter(self._get_palette(), self.app.console, self.content_width)
+        painter = painter or self._get_painter()
         if self.is_pending_row(row):
             return self._entries.pending(m, painter)
         n = m.number_at(row)
@@ -210,47 +224,52 @@ class TranscriptView(Widget, can_focus=True):
 
     def _get_layout(self) -> list[Anchor | None]:
         if self._layout is None or self._layout_size != self.size:
-            self._layout_size = self.size
+            if self._layout_size != self.size:  # a new size (the first included): where the view is depends on it
+                self._layout_size = self.size
+                self._place_for_size()
             self._layout = anchors.layout(self.anchor, self.total_rows(), self.size.height, self.height_of)
         return self._layout
 
     def render_line(self, y: int) -> Strip:
-        width = self.size.width
-        base = self.rich_style
         layout = self._get_layout()
+        if self._frame[0] is not layout:  # once per layout, not per line: the size, the base style, the thumb
+            size = self.size
+            self._frame = (layout, size, self.rich_style, self.scrollbar.thumb(size.height), self._get_painter())
+        _, size, base, thumb, painter = self._frame
+        width = size.width
         at = layout[y] if y < len(layout) else None
         pal = self._get_palette()
+        if self.model is not None:
+            self._first.drawn()
         if at is None:
-            body = Strip.blank(width - 1, base)
+            body = [Segment(" " * (width - 1), base)]
         else:
             row, li = at
-            lines = self.entry_lines(row)
-            line = lines[li] if li < len(lines) else Strip.blank(self.content_width)
+            lines = self.entry_lines(row, painter)
+            line = lines[li] if li < len(lines) else Strip.blank(painter.width)
             is_cursor = row == self.cursor
-            in_range = self._in_range(row)
-            line_base = base + pal["transcript--cursor"] if is_cursor else base
-            if in_range and not is_cursor:
-                line_base = line_base + pal["transcript--range"]
-            gutter = self._gutter(row, li, is_cursor, line_base, in_range)
-            body = Strip.join([gutter, line.apply_style(line_base)]).adjust_cell_length(width - 1, line_base)
-        if y == self.size.height - 1 and not self.follow and self.new_count:
-            body = new_marker(self.new_count, width - 1, base, pal, self.app.console)
-        return Strip.join([body, self.scrollbar.cell(y, self.size.height, base, pal)])
+            in_range = self._range.contains(row)
+            line_base = base + pal["transcript--cursor"] if is_cursor else base + pal["transcript--range"] if in_range else base
+            styled = line.apply_style(line_base)  # (cached by the strip)
+            if styled.cell_length != width - 1 - GUTTER:
+                styled = styled.adjust_cell_length(width - 1 - GUTTER, line_base)
+            body = [*self._gutter(row, li, is_cursor, line_base, in_range), *styled]
+        if y == size.height - 1 and not self.follow and self.new_count:
+            body = list(new_marker(self.new_count, width - 1, base, pal, self.app.console))
+        body.append(self.scrollbar.cell(y, thumb, base, pal))
+        return Strip(body, width)
 
-    def _gutter(self, row: int, li: int, is_cursor: bool, style: Style, in_range: bool = False) -> Strip:
+    def _gutter(self, row: int, li: int, is_cursor: bool, style: Style, in_range: bool = False) -> list[Segment]:
         pal = self._get_palette()
-        if is_cursor:
-            return Strip([Segment("▌ ", style + pal["transcript--gutter-cursor"])], GUTTER)
-        if in_range:
-            return Strip([Segment("┃ ", style + pal["transcript--gutter-range"])], GUTTER)
+        if is_cursor or in_range:
+            return [Segment("▌ " if is_cursor else "┃ ", style + pal["transcript--gutter-cursor" if is_cursor else "transcript--gutter-range"])]
         role_style, bar = pal["transcript--pending"], " "
         if not self.is_pending_row(row) and self.model is not None:
             n = self.model.number_at(row)
             role_style, bar = self._entries.role_style(self.model, n, pal), self._entries.token_bar(self.model, n) if li == 0 else " "
-        return Strip([Segment("▎", style + role_style), Segment(bar, style + pal["transcript--dim"])], GUTTER)
+        return [Segment("▎", style + role_style), Segment(bar, style + pal["transcript--dim"])]
 
-    def visible_rows(self) -> int:
-        """How many records are (partly) on screen."""
+    def visible_rows(self) -> int:  # how many records are (partly) on screen
         return len({a[0] for a in self._get_layout() if a is not None})
 
     # -- scrolling ----------------------------------------------------------------------------------
@@ -280,7 +299,7 @@ class TranscriptView(Widget, can_focus=True):
             self._set_follow(False)
         elif self.at_end:
             self.cursor = max(0, total - 1)
-            self._post_cursor()
+            self.post_cursor()
             self._set_follow(True)
         self.refresh()
 
@@ -300,7 +319,7 @@ class TranscriptView(Widget, can_focus=True):
             self._ensure_visible(row)
         self._layout = None
         self._set_follow(row == total - 1 and self.at_end)
-        self._post_cursor()
+        self.post_cursor()
         self.refresh()
 
     def scroll_to_fraction(self, fraction: float) -> None:
@@ -329,10 +348,10 @@ class TranscriptView(Widget, can_focus=True):
         self.new_count = 0
         self.follow = True
         self._post_follow()
-        self._post_cursor()
+        self.post_cursor()
         self.refresh()
 
-    def _post_cursor(self) -> None:
+    def post_cursor(self) -> None:  # (also for the marked range)
         self.post_message(self.CursorMoved(self, self.cursor_number))
 
     def _post_follow(self) -> None:
@@ -353,7 +372,7 @@ class TranscriptView(Widget, can_focus=True):
         later = [r for r, li in rows if r > first_row and li == 0]
         self.cursor = first_row if first_line == 0 or not later else later[0]
         self._set_follow(False)
-        self._post_cursor()
+        self.post_cursor()
         self.refresh()
 
     def action_scroll_lines(self, delta: int) -> None:
@@ -408,57 +427,37 @@ class TranscriptView(Widget, can_focus=True):
             self._layout = None
             self.refresh()
 
-    # -- a marked range (for delete and compact) ------------------------------------------------------
+    # -- a marked range (for delete and compact; :class:`~.ranges.MarkedRange`) -------------------------
     @property
     def marked_range(self) -> tuple[int, int] | None:
-        """The marked range as record numbers ``(first, last)``: from the anchor to the cursor."""
-        n = self.cursor_number
-        if self.range_anchor is None or n is None:
-            return None
-        return (min(self.range_anchor, n), max(self.range_anchor, n))
-
-    def _in_range(self, row: int) -> bool:
-        r = self.marked_range
-        if r is None or self.model is None or self.is_pending_row(row) or row >= self.model.row_count():
-            return False
-        return r[0] <= self.model.number_at(row) <= r[1]
+        return self._range.marked()
 
     def mark_range(self) -> bool:
-        """Start a range at the cursor, or drop the one marked. Returns whether a range is marked now."""
-        if self.range_anchor is not None:
-            self.range_anchor = None
-        else:
-            self.range_anchor = self.cursor_number
-        self._post_cursor()
-        self.refresh()
-        return self.range_anchor is not None
+        return self._range.mark()
 
     def clear_range(self) -> None:
-        if self.range_anchor is not None:
-            self.range_anchor = None
-            self._post_cursor()
-            self.refresh()
+        self._range.clear()
 
     def extend_range(self, delta: int) -> None:
-        """Start a range at the cursor if none is marked, then move the cursor (shift+up/down)."""
-        if self.range_anchor is None:
-            self.range_anchor = self.cursor_number
-        self.move_cursor_to(self.cursor + delta)
-        self.refresh()
+        self._range.extend(delta)
 
     # -- events -------------------------------------------------------------------------------------
-    def on_mount(self) -> None:
-        if not markdown_ready():  # text is drawn plain until the Markdown renderer is loaded, then redrawn
-            warm_up(lambda: self.app.call_from_thread(self.action_toggle_markdown, False))
+    def call_after_first_frame(self, callback: Callable[[], object]) -> None:
+        """Run ``callback`` once the first frame that shows a model is written (see :class:`FirstFrame`)."""
+        self._first.call_after(callback)
+
+    def _place_for_size(self) -> None:
+        if self.follow:
+            self.anchor = self.bottom_anchor()
+        else:
+            self.anchor = anchors.clamp(self.anchor, self.total_rows(), self.size.height, self.height_of)
+            self.anchor = anchors.revealing(self.anchor, self.cursor, self.size.height, self.height_of)
 
     def on_resize(self, event: events.Resize) -> None:
-        self._layout = None
-        if self.follow:
-            self._scroll_to_end()
-        else:
-            self._clamp_anchor()
-            self._ensure_visible(self.cursor)
-        self.refresh()
+        # (sent after the first frame at this size: _get_layout has placed the view for it already)
+        if self._layout_size != self.size:
+            self._layout = None
+            self.refresh()
 
     def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
         event.stop()
@@ -490,7 +489,7 @@ class TranscriptView(Widget, can_focus=True):
             return
         self.cursor = at[0]
         self._set_follow(self.cursor == self.total_rows() - 1 and self.at_end)
-        self._post_cursor()
+        self.post_cursor()
         if event.chain == 2:
             self.action_toggle_fold()
         self.refresh()

@@ -1,0 +1,63 @@
+"""The footer of the session screen: Textual's :class:`~textual.widgets.Footer`, rebuilt only when what it shows
+changed.
+
+Textual's footer removes and mounts all its keys again each time the screen's bindings are refreshed, which
+the session screen does whenever its state changes (opening, live, idle, …) and several times while it
+starts. This one rebuilds once per frame at most, and only when the keys shown, their descriptions or
+whether they are enabled differ from what is on screen. It is built first after :meth:`release` (the session
+screen releases it once the transcript's first frame is drawn) or after ``HOLD`` seconds, so that the keys do
+not delay the first screen."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.screen import Screen
+from textual.widgets import Footer
+
+
+class SessionFooter(Footer):
+    HOLD = 0.5
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._due = False
+        self._held = True
+        self._shown: tuple | None = None
+
+    def _on_mount(self) -> None:  # Footer.on_mount runs too (Textual calls the handlers of every class)
+        self.set_timer(self.HOLD, self._release)
+
+    def release(self) -> None:
+        """Show the keys from now on (from any widget's handler: the footer rebuilds in its own)."""
+        self.call_later(self._release)
+
+    def _release(self) -> None:
+        if self._held:
+            self._held = False
+            if self.is_attached:
+                self.bindings_changed(self.screen)
+
+    def bindings_changed(self, screen: Screen) -> None:
+        self._bindings_ready = True
+        if self._held or not screen.app.app_focus or not self.is_attached or screen is not self.screen or self._due:
+            return
+        self._due = True
+        self.call_after_refresh(self._rebuild)
+
+    def _signature(self) -> tuple:
+        palette = self.app.COMMAND_PALETTE_BINDING
+        return tuple(
+            (key, b.key, b.key_display, b.description, b.action, enabled, tooltip, id(b.group))
+            for key, (_, b, enabled, tooltip) in self.screen.active_bindings.items()
+            if b.show or key == palette
+        )
+
+    async def _rebuild(self) -> None:
+        self._due = False
+        if not self.is_attached:
+            return
+        signature = self._signature()
+        if signature != self._shown:
+            self._shown = signature
+            await self.recompose()

@@ -1,0 +1,92 @@
+"""What waits for the first frame, and what an append redraws: the index and the footer's keys come after the
+transcript's first frame; the footer is rebuilt only when its keys change; a tool result that arrives later
+redraws the call it answers and leaves the other drawn entries as they were."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from textual.widgets._footer import FooterKey
+
+from sessionview.ui.app import SessionViewApp
+from sessionview.ui.widgets.blocks import plain_lines
+from sessionview.ui.widgets.footer import SessionFooter
+from uihelpers import SIZE, fixed_clock, wait_for
+
+
+def record(obj: dict) -> bytes:
+    return (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
+def entry_text(screen, number: int) -> str:
+    t = screen.transcript
+    return "\n".join(plain_lines(t.entry_lines(screen.model.row_of(number))))
+
+
+async def opened(pilot):
+    app = pilot.app
+    await wait_for(pilot, lambda: getattr(app.screen, "model", None) is not None and app.screen.model.indexed, what="the index")
+    await wait_for(pilot, lambda: app.screen.model.stats is not None, what="the stats")
+    await pilot.pause()
+    return app.screen
+
+
+async def test_a_result_that_arrives_later_links_its_call_and_leaves_the_other_entries_drawn(tmp_path: Path):
+    p = tmp_path / "live.jsonl"
+    call = {"role": "assistant", "content": "", "tool_calls": [{"id": "tc_1", "name": "shell", "arguments": {"command": "ls -la"}}]}
+    p.write_bytes(record({"role": "user", "content": "list the files"}) + record(call))
+    app = SessionViewApp(p, clock=fixed_clock)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        t = screen.transcript
+        prompt = t.entry_lines(screen.model.row_of(1))
+        assert "→ #3" not in entry_text(screen, 2)
+        with open(p, "ab") as f:
+            f.write(record({"role": "tool", "content": "README.md", "tool_call_id": "tc_1"}))
+        await wait_for(pilot, lambda: len(screen.model) == 3, what="the result")
+        await pilot.pause()
+        assert "→ #3" in entry_text(screen, 2)  # the call, drawn before its result, links it now
+        assert t.entry_lines(screen.model.row_of(1)) is prompt  # the prompt was not drawn again
+
+
+async def test_the_footer_keeps_its_keys_until_they_change(tmp_path: Path):
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(record({"role": "user", "content": "hello"}) + record({"role": "assistant", "content": "hi"}))
+    app = SessionViewApp(p, clock=fixed_clock)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        footer = screen.query_one(SessionFooter)
+        await wait_for(pilot, lambda: bool(footer.query(FooterKey)), what="the footer's keys")
+        keys = list(footer.query(FooterKey))
+        assert any(k.description == "Edit" and not k.disabled for k in keys)
+        screen.refresh_bindings()  # nothing changed: the same keys stay mounted
+        await pilot.pause()
+        await pilot.pause()
+        assert list(footer.query(FooterKey)) == keys
+        screen.state = "error"  # nothing could be opened: the edit keys go, and the footer shows that
+        await wait_for(pilot, lambda: not any(k.description == "Edit" for k in footer.query(FooterKey)), what="a rebuilt footer")
+        assert footer.query(FooterKey) and not any(k in keys for k in footer.query(FooterKey))
+
+
+async def test_the_index_starts_after_the_first_frame(tmp_path: Path, monkeypatch):
+    from sessionview.ui.controllers.follow import Follow
+
+    p = tmp_path / "big.jsonl"
+    p.write_bytes(b"".join(record({"role": "user" if i % 2 else "assistant", "content": f"message {i}"}) for i in range(2000)))
+    order: list[str] = []
+    start = Follow._start_index
+    monkeypatch.setattr(Follow, "_start_index", lambda self, *a: (order.append("index"), start(self, *a))[1])
+    app = SessionViewApp(p, clock=fixed_clock)
+    shown = app._display
+
+    def display(screen, renderable):
+        shown(screen, renderable)
+        if renderable is not None and not order:
+            order.append("frame")
+
+    monkeypatch.setattr(app, "_display", display)
+    async with app.run_test(size=SIZE) as pilot:
+        await opened(pilot)
+        assert order[:2] == ["frame", "index"]
+        assert "message 1999" in entry_text(app.screen, len(app.screen.model))
