@@ -88,7 +88,6 @@ class SessionScreen(Screen):
 
     COMMANDS = {lambda: importlib.import_module("sessionview.ui.commands").SessionCommands}
 
-
     #: seconds a status-line message stays (file events, search results, "saved"); what is still going on
     #: (searching…, a conflict, a deleted file, an error) stays until it is over
     STATUS_LIFETIME = 10.0
