@@ -18,20 +18,19 @@ replaced by a new, empty index; :attr:`notice` says so.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sqlite3
-import time
 from typing import Iterable, Iterator, Sequence
 
 from sessionview.core.index.model import Candidate, Doc, FileState, Filters, IndexUnavailable
 from sessionview.core.index.query import Query, to_match
 
-VERSION = "3"
+VERSION = "4"
 TIMEOUT = 30.0  # seconds a write waits for another writer
-RECENT = 86400.0  # a file changed this many seconds ago gets half the boost of one changed now
-BOOST = 2.0  # a file changed now counts its word matches (1 + BOOST) times
 GARBAGE_MIN = 20000
-COMMON = 5000  # more matches than this are ranked file by file, newest file first
+FIRST_FILES = 2  # the newest files searched one by one before the rest is counted
+COMMON = 5000  # more matches than this: the rest is searched file by file too, newest file first
 
 _SCHEMA = """
 create table if not exists meta(key text primary key, value text);
@@ -43,13 +42,13 @@ create table if not exists docs(
     role text, tool text, ts text, epoch real);
 create index if not exists docs_file on docs(file_id, n);
 create table if not exists calls(file_id integer, call_id text, name text, primary key(file_id, call_id)) without rowid;
-create virtual table if not exists words using fts5(body, content='', tokenize='unicode61 remove_diacritics 0');
+create virtual table if not exists words using fts5(body, content='', columnsize=0, tokenize='unicode61 remove_diacritics 0');
 insert into words(words, rank) values ('hashsize', {hashsize});
 insert into words(words, rank) values ('automerge', {automerge});
 """
 HASHSIZE = 32 << 20  # bytes of new terms FTS5 keeps in memory before it writes a segment (default 1 MiB)
 AUTOMERGE = 16  # segments of a level merged at once (default 4: fewer, larger merges while building)
-_GRAMS = "create virtual table if not exists grams using fts5(body, content='', detail=none, tokenize='trigram')"
+_GRAMS = "create virtual table if not exists grams using fts5(body, content='', columnsize=0, detail=none, tokenize='trigram')"
 
 
 def _remove(path: str) -> None:
@@ -232,7 +231,7 @@ class SqliteBackend:
             self.db.execute("delete from docs")
             self.db.execute("delete from calls")
             self.db.execute("delete from files")
-            self.db.execute("delete from words")  # contentless: 'delete-all' would also do
+            self.db.execute("insert into words(words) values ('delete-all')")
         self._grams = True
 
     # -- reading ------------------------------------------------------------------------------------
@@ -267,37 +266,44 @@ class SqliteBackend:
         return int(self.db.execute("select count(*) from docs").fetchone()[0])
 
     def search(self, query: Query, filters: Filters, substring: bool = False, now: float | None = None) -> Iterator[Candidate]:
-        """Best first: bm25 weighed by the file's age. When the words are common (more than :data:`COMMON`
-        matches) ranking them all would be slow, so the files are taken newest first instead, each one's
-        matches ranked by bm25: the first hits come at once however common the words are."""
+        """Newest file first (by modification time), each file's matches newest record first; no relevance
+        score is computed (bm25 counts a phrase over the whole index, per statement). The :data:`FIRST_FILES`
+        newest files are searched one by one through their id ranges (FTS5 stops early: a common word fills
+        a page from them at once); then, when the words have at most :data:`COMMON` matches in all, the rest
+        are fetched in one statement (their ids, then their rows sorted by their file's age), else file by
+        file again."""
         table = "grams" if substring else "words"
         match = to_match(query, substring)
         where, params = _filter_sql(filters)
-        now = time.time() if now is None else now
-        # bm25 is negative (lower is better); a recently changed file multiplies it by up to 1 + BOOST
-        select = (
-            f"select f.path, f.format, f.kind, d.n, d.offset, d.length, d.role, d.tool, d.ts, f.mtime_ns, "
-            f"m.score * (1.0 + {BOOST} / (1.0 + max(0.0, ? - f.mtime_ns / 1e9) / {RECENT})) as s "
-            f"from (select rowid, bm25({table}) as score from {table} where {table} match ? {{rowids}}) m "
-            f"join docs d on d.id = m.rowid join files f on f.id = d.file_id {where} {{file}} order by s, d.id"
-        )
-        count = self.db.execute(f"select count(*) from (select rowid from {table} where {table} match ? limit {COMMON + 1})",
-                                (match,)).fetchone()[0]
-        if count <= COMMON:
-            for r in self.db.execute(select.format(rowids="", file=""), (now, match, *params)):
+        extra = (" and " + where.removeprefix("where ")) if where else ""
+        cols = "f.path, f.format, f.kind, d.n, d.offset, d.length, d.role, d.tool, d.ts, f.mtime_ns"
+        files = [r for r in self.db.execute("select id, lo, hi, path, format from files where lo is not null "
+                                            "order by mtime_ns desc, id").fetchall()
+                 if not (filters.formats and r[4] not in filters.formats
+                         or filters.paths and not any(_inside(r[3], p) for p in filters.paths))]
+        per_file = (f"select {cols} from {table} cross join docs d on d.id = {table}.rowid cross join files f on f.id = d.file_id "
+                    f"where {table} match ? and {table}.rowid between ? and ? and d.file_id = ?{extra} order by {table}.rowid desc")
+        for file_id, lo, hi, _, _ in files[:FIRST_FILES]:
+            for r in self.db.execute(per_file, (match, lo, hi, file_id, *params)):
+                yield _candidate(r)
+        rest = files[FIRST_FILES:]
+        if not rest:
+            return
+        ids = [r[0] for r in self.db.execute(f"select rowid from {table} where {table} match ? limit {COMMON + 1}", (match,))]
+        if len(ids) <= COMMON:  # all the matches, sorted by their file's age (the text is matched once)
+            skip = ",".join(str(int(r[0])) for r in files[:FIRST_FILES]) or "-1"
+            sql = (f"select {cols} from json_each(?) m cross join docs d on d.id = m.value cross join files f on f.id = d.file_id "
+                   f"where d.file_id not in ({skip}){extra} order by f.mtime_ns desc, f.id, d.id desc")
+            for r in self.db.execute(sql, (json.dumps(ids), *params)):
                 yield _candidate(r)
             return
-        per_file = select.format(rowids="and rowid between ? and ?", file=("and" if where else "where") + " d.file_id = ?")
-        files = self.db.execute("select id, lo, hi, path, format from files where lo is not null order by mtime_ns desc, id").fetchall()
-        for file_id, lo, hi, path, fmt in files:
-            if filters.formats and fmt not in filters.formats or filters.paths and not any(_inside(path, p) for p in filters.paths):
-                continue
-            for r in self.db.execute(per_file, (now, match, lo, hi, *params, file_id)):
+        for file_id, lo, hi, _, _ in rest:
+            for r in self.db.execute(per_file, (match, lo, hi, file_id, *params)):
                 yield _candidate(r)
 
 
 def _candidate(r: tuple) -> Candidate:
-    return Candidate(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7] or "", r[8], r[9] / 1e9, r[10])
+    return Candidate(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7] or "", r[8], r[9] / 1e9, 0.0)
 
 
 def _inside(path: str, under: str) -> bool:
