@@ -45,6 +45,7 @@ TAIL = 4096
 BATCH = 4 << 20
 FORK_MIN = 16 << 20  # bytes to index in a file before the extraction is forked (:mod:`.child`)
 TX_BYTES = 16 << 20  # batches written in one transaction (each makes an FTS5 segment: fewer merges)
+BULK_MIN = 64 << 20  # bytes to build into an empty index for a bulk build (no merges, no syncs: ``backend.bulk``)
 SAMPLE_LINES = formats.SAMPLE  # a file with fewer lines is detected again as it grows
 
 Progress = Callable[["Progress_"], None]
@@ -147,14 +148,28 @@ class Indexer:
             paths = list(paths) or known
         files, _ = self.targets(paths)
         self._p = Progress_(files=len(files))
-        for path in files:
-            if self.should_stop():
-                break
-            self._p.path = path
-            self.update_file(path, summary)
-            self._p.done_files += 1
+        bulk = getattr(self.backend, "bulk", None)  # an optional method of a store (the embedded one has it)
+        with bulk(self._is_bulk(files)) if bulk is not None else contextlib.nullcontext():
+            for path in files:
+                if self.should_stop():
+                    break
+                self._p.path = path
+                self.update_file(path, summary)
+                self._p.done_files += 1
         summary.seconds = time.monotonic() - t0
         return summary
+
+    def _is_bulk(self, files: list[str]) -> bool:
+        """Whether this is a build of at least :data:`BULK_MIN` bytes into an empty index."""
+        if self.backend.files():
+            return False
+        total = 0
+        for path in files:
+            with contextlib.suppress(OSError):
+                total += os.stat(path).st_size
+            if total >= BULK_MIN:
+                return True
+        return False
 
     # -- one file -------------------------------------------------------------------------------------
     def update_file(self, path: str, summary: Summary | None = None) -> str:

@@ -45,9 +45,11 @@ create table if not exists calls(file_id integer, call_id text, name text, prima
 create virtual table if not exists words using fts5(body, content='', columnsize=0, tokenize='unicode61 remove_diacritics 0');
 insert into words(words, rank) values ('hashsize', {hashsize});
 insert into words(words, rank) values ('automerge', {automerge});
+insert into words(words, rank) values ('crisismerge', {crisismerge});
 """
 HASHSIZE = 32 << 20  # bytes of new terms FTS5 keeps in memory before it writes a segment (default 1 MiB)
-AUTOMERGE = 16  # segments of a level merged at once (default 4: fewer, larger merges while building)
+AUTOMERGE = 8  # segments of a level merged at once, a little at each write (default 4)
+CRISISMERGE = 1000  # segments of a level merged all at once (default 16: after a bulk build, seconds in one append)
 _GRAMS = "create virtual table if not exists grams using fts5(body, content='', columnsize=0, detail=none, tokenize='trigram')"
 
 
@@ -92,7 +94,7 @@ class SqliteBackend:
             db.execute("pragma temp_store=memory")
             if not db.execute("select 1 from sqlite_master where name='meta'").fetchone():
                 with self.transaction():
-                    for statement in _SCHEMA.format(hashsize=HASHSIZE, automerge=AUTOMERGE).split(";"):
+                    for statement in _SCHEMA.format(hashsize=HASHSIZE, automerge=AUTOMERGE, crisismerge=CRISISMERGE).split(";"):
                         if statement.strip():
                             db.execute(statement)
                     db.execute("insert or replace into meta values ('version', ?)", (VERSION,))
@@ -133,6 +135,34 @@ class SqliteBackend:
             self.db.close()
 
     # -- writing ------------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def bulk(self, on: bool = True) -> Iterator[None]:
+        """A build of many files into an empty index: no segment merges while it runs (they cost a fifth of
+        the build: the segments of a build are left as they are, and merged a little at each later write)
+        and no syncs (the index is a cache: a power cut at worst leaves it damaged, and it is rebuilt).
+        ``on=False`` only puts merging back, should an earlier bulk build have been killed."""
+        if not on:
+            if self._merge_level() != AUTOMERGE:
+                self._set_merge(AUTOMERGE)
+            yield
+            return
+        self._set_merge(0)
+        self.db.execute("pragma synchronous=off")
+        try:
+            yield
+        finally:
+            with contextlib.suppress(sqlite3.Error):
+                self.db.execute("pragma synchronous=normal")
+                self._set_merge(AUTOMERGE)
+
+    def _merge_level(self) -> int | None:
+        row = self.db.execute("select v from words_config where k='automerge'").fetchone()
+        return None if row is None else int(row[0])
+
+    def _set_merge(self, level: int) -> None:
+        with self.transaction():
+            self.db.execute("insert into words(words, rank) values ('automerge', ?)", (level,))
+
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         if self._in_tx:
