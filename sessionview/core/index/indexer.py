@@ -108,8 +108,10 @@ class Indexer:
 
     def __init__(self, backend: IndexBackend, progress: Progress | None = None, batch: int = BATCH,
                  should_stop: Callable[[], bool] = lambda: False, pause: float = 0.0, tx_bytes: int = TX_BYTES,
-                 fork: bool | None = None) -> None:
+                 fork: bool | None = None, split: bool = True) -> None:
         self.backend = backend
+        self.split = split  # a bulk build into an empty index may be split over two processes (_start_part)
+        self._splitting = False
         self.fork = fork  # extract in a forked child: None when it pays (a big file, a single-threaded process)
         self.tx_bytes = tx_bytes
         self.progress = progress
@@ -149,15 +151,81 @@ class Indexer:
         files, _ = self.targets(paths)
         self._p = Progress_(files=len(files))
         bulk = getattr(self.backend, "bulk", None)  # an optional method of a store (the embedded one has it)
-        with bulk(self._is_bulk(files)) if bulk is not None else contextlib.nullcontext():
-            for path in files:
-                if self.should_stop():
-                    break
-                self._p.path = path
-                self.update_file(path, summary)
-                self._p.done_files += 1
+        is_bulk = bulk is not None and self._is_bulk(files)
+        part = self._start_part(files) if is_bulk else None
+        if part is not None:
+            files = part[0]
+        try:
+            with bulk(is_bulk) if bulk is not None else contextlib.nullcontext():
+                self._update_all(files, summary)
+                if part is not None:
+                    self._finish_part(part[1], part[2], part[3], summary)
+        finally:
+            self._splitting = False
         summary.seconds = time.monotonic() - t0
         return summary
+
+    def _update_all(self, files: list[str], summary: Summary) -> None:
+        for path in files:
+            if self.should_stop():
+                break
+            self._p.path = path
+            self.update_file(path, summary)
+            self._p.done_files += 1
+
+    # -- a bulk build in two processes ------------------------------------------------------------------
+    def _start_part(self, files: list[str]) -> tuple[list[str], list[str], str, Callable[[], dict]] | None:
+        """Split a bulk build: a forked child indexes about half the bytes into a part of the index (its own
+        SQLite file: FTS5 takes one writer per file), which this process then adopts. ``(this process's files,
+        the child's, the part's file, wait for the child)``, or None when it does not pay or cannot be done."""
+        backend = self.backend
+        if not (self.split and len(files) >= 2 and hasattr(backend, "adopt") and child.can_split()):
+            return None
+        sizes = []
+        for path in files:
+            try:
+                sizes.append((os.stat(path).st_size, path))
+            except OSError:
+                sizes.append((0, path))
+        mine: list[str] = []
+        theirs: list[str] = []
+        load = [0, 0]
+        for size, path in sorted(sizes, reverse=True):  # the larger files first, each to the lighter half
+            k = 0 if load[0] <= load[1] else 1
+            (mine, theirs)[k].append(path)
+            load[k] += size
+        if not theirs or load[1] < BULK_MIN // 2:
+            return None
+        file, first_id = backend.plan_part()  # type: ignore[attr-defined]
+        grams = backend.has_grams
+        kind = type(backend)
+
+        def build() -> dict:
+            part = kind(file)  # type: ignore[call-arg]
+            part.start_part(first_id, grams)  # type: ignore[attr-defined]
+            done = Indexer(part, batch=self.batch, tx_bytes=self.tx_bytes, fork=False, split=False).update(theirs)
+            part.close()
+            return {k: getattr(done, k) for k in ("indexed", "docs", "bytes", "skipped")}
+
+        wait = child.start(build)
+        self._splitting = True  # no forked extractor beside two writers
+        order = {p: i for i, p in enumerate(files)}
+        return sorted(mine, key=order.__getitem__), theirs, file, wait
+
+    def _finish_part(self, theirs: list[str], file: str, wait: Callable[[], dict], summary: Summary) -> None:
+        """Adopt the child's part; should it have failed, index its files here."""
+        try:
+            done = wait()
+            self.backend.adopt(file)  # type: ignore[attr-defined]
+        except Exception:
+            self._splitting = False
+            self._update_all(theirs, summary)
+            return
+        summary.indexed += done["indexed"]
+        summary.docs += done["docs"]
+        summary.bytes += done["bytes"]
+        summary.skipped += done["skipped"]
+        self._p.done_files += len(theirs)
 
     def _is_bulk(self, files: list[str]) -> bool:
         """Whether this is a build of at least :data:`BULK_MIN` bytes into an empty index."""
@@ -247,7 +315,7 @@ class Indexer:
             tail_buf = read(max(0, start - TAIL), min(start, TAIL))
         self._p.total += max(0, st.st_size - start)
         batches: Iterator[_Batch]
-        if self.fork is True or (self.fork is None and st.st_size - start >= FORK_MIN and child.can_fork()):
+        if self.fork is True or (self.fork is None and not self._splitting and st.st_size - start >= FORK_MIN and child.can_fork()):
             batches = child.forked(lambda: self._batches(read, st.st_size, start, first, adapter, names, head_buf, tail_buf),
                                    _encode, _decode)
         else:

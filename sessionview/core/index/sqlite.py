@@ -18,6 +18,7 @@ replaced by a new, empty index; :attr:`notice` says so.
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import os
 import sqlite3
@@ -29,6 +30,8 @@ from sessionview.core.index.query import Query, to_match
 VERSION = "4"
 TIMEOUT = 30.0  # seconds a write waits for another writer
 GARBAGE_MIN = 20000
+PART = ".part-"  # a part's file name: the index's, then this, the building process's id and a number
+PART_IDS = 1 << 40  # ids a part may use (a part's ids start at a multiple of this, above every id in use)
 FIRST_FILES = 2  # the newest files searched one by one before the rest is counted
 COMMON = 5000  # more matches than this: the rest is searched file by file too, newest file first
 
@@ -36,7 +39,8 @@ _SCHEMA = """
 create table if not exists meta(key text primary key, value text);
 create table if not exists files(
     id integer primary key, path text unique not null, dev integer, ino integer, size integer, mtime_ns integer,
-    end_ integer, lines integer, head blob, tail blob, format text, kind text, partial integer, lo integer, hi integer);
+    end_ integer, lines integer, head blob, tail blob, format text, kind text, partial integer, lo integer, hi integer,
+    part text);
 create table if not exists docs(
     id integer primary key autoincrement, file_id integer not null, n integer, offset integer, length integer,
     role text, tool text, ts text, epoch real);
@@ -54,9 +58,15 @@ _GRAMS = "create virtual table if not exists grams using fts5(body, content='', 
 
 
 def _remove(path: str) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path + suffix)
+    for base in [path, *glob.glob(glob.escape(path) + PART + "*[0-9]")]:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(base + suffix)
+
+
+def part_path(path: str, n: int) -> str:
+    """Where a bulk build's second writer puts its part of the index (see :meth:`SqliteBackend.adopt`)."""
+    return f"{path}{PART}{os.getpid()}-{n}"
 
 
 class SqliteBackend:
@@ -68,6 +78,7 @@ class SqliteBackend:
         self.notice: str | None = None
         self._grams: bool = False
         self._in_tx = False
+        self._parts: dict[str, str] = {}  # a part's file name -> its schema name in this connection
         if path != ":memory:":
             try:
                 os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
@@ -101,9 +112,32 @@ class SqliteBackend:
             else:
                 db.execute("select count(*) from files").fetchone()  # a damaged file fails here
             self._grams = bool(db.execute("select 1 from sqlite_master where name='grams'").fetchone())
+            self._parts = {}
+            self._attach_parts()
         except BaseException:
             self.db.close()
             raise
+
+    def _part_names(self) -> list[str]:
+        try:
+            row = self.db.execute("select value from meta where key='parts'").fetchone()
+        except sqlite3.OperationalError:
+            return []
+        return json.loads(row[0]) if row else []
+
+    def _attach_parts(self) -> None:
+        """Attach the parts that bulk builds added (another process may have added one since this opened)."""
+        for name in self._part_names():
+            if name in self._parts:
+                continue
+            file = os.path.join(os.path.dirname(self.path), name)
+            if not os.path.exists(file):
+                raise sqlite3.DatabaseError(f"its part {name} is missing")
+            schema = f"p{len(self._parts) + 1}"
+            self.db.execute("attach database ? as " + schema, (file,))
+            if not self.db.execute(f"select 1 from {schema}.sqlite_master where name='words'").fetchone():
+                raise sqlite3.DatabaseError(f"its part {name} is damaged")
+            self._parts[name] = schema
 
     def _version(self) -> str | None:
         try:
@@ -232,7 +266,7 @@ class SqliteBackend:
                             (cur.rowcount,))
         if from_n <= 1:
             self.db.execute("delete from calls where file_id=?", (file_id,))
-            self.db.execute("update files set lo=null, hi=null where id=?", (file_id,))
+            self.db.execute("update files set lo=null, hi=null, part=null where id=?", (file_id,))
 
     def delete_file(self, path: str) -> None:
         row = self.db.execute("select id from files where path=?", (path,)).fetchone()
@@ -242,13 +276,12 @@ class SqliteBackend:
         self.db.execute("delete from files where id=?", (row[0],))
 
     def needs_rebuild(self) -> bool:
-        """Whether dead FTS rows outnumber the live ones (the index is then built again from the files)."""
+        """Whether there are as many dead FTS rows as live ones (the index is then built again from the files)."""
         row = self.db.execute("select value from meta where key='garbage'").fetchone()
         garbage = int(row[0]) if row else 0
         if garbage < GARBAGE_MIN:
             return False
-        live = self.db.execute("select max(id) - min(id) from docs").fetchone()[0] or 0
-        return garbage > live
+        return garbage >= self.count_docs()
 
     @property
     def has_grams(self) -> bool:
@@ -263,6 +296,8 @@ class SqliteBackend:
             self.db.execute("delete from files")
             self.db.execute("insert into words(words) values ('delete-all')")
         self._grams = True
+        if self._parts:
+            self._drop_parts()
 
     # -- reading ------------------------------------------------------------------------------------
     def _state(self, row: tuple) -> FileState:
@@ -295,31 +330,51 @@ class SqliteBackend:
     def count_docs(self) -> int:
         return int(self.db.execute("select count(*) from docs").fetchone()[0])
 
+    def _tables(self, table: str) -> dict[str | None, str]:
+        """``table`` in this index and in each part that has it: part name (None: this index) -> table."""
+        out: dict[str | None, str] = {None: f"main.{table}"}
+        for name, schema in self._parts.items():
+            if self.db.execute(f"select 1 from {schema}.sqlite_master where name=?", (table,)).fetchone():
+                out[name] = f"{schema}.{table}"
+        return out
+
     def search(self, query: Query, filters: Filters, substring: bool = False, now: float | None = None) -> Iterator[Candidate]:
         """Newest file first (by modification time), each file's matches newest record first; no relevance
         score is computed (bm25 counts a phrase over the whole index, per statement). The :data:`FIRST_FILES`
         newest files are searched one by one through their id ranges (FTS5 stops early: a common word fills
         a page from them at once); then, when the words have at most :data:`COMMON` matches in all, the rest
         are fetched in one statement (their ids, then their rows sorted by their file's age), else file by
-        file again."""
-        table = "grams" if substring else "words"
+        file again. A file from a bulk build's part has its first records in the part's table, and those
+        appended later here (with higher ids)."""
+        self._attach_parts()
+        tables = self._tables("grams" if substring else "words")
         match = to_match(query, substring)
         where, params = _filter_sql(filters)
         extra = (" and " + where.removeprefix("where ")) if where else ""
         cols = "f.path, f.format, f.kind, d.n, d.offset, d.length, d.role, d.tool, d.ts, f.mtime_ns"
-        files = [r for r in self.db.execute("select id, lo, hi, path, format from files where lo is not null "
+        files = [r for r in self.db.execute("select id, lo, hi, path, format, part from files where lo is not null "
                                             "order by mtime_ns desc, id").fetchall()
                  if not (filters.formats and r[4] not in filters.formats
                          or filters.paths and not any(_inside(r[3], p) for p in filters.paths))]
-        per_file = (f"select {cols} from {table} cross join docs d on d.id = {table}.rowid cross join files f on f.id = d.file_id "
-                    f"where {table} match ? and {table}.rowid between ? and ? and d.file_id = ?{extra} order by {table}.rowid desc")
-        for file_id, lo, hi, _, _ in files[:FIRST_FILES]:
-            for r in self.db.execute(per_file, (match, lo, hi, file_id, *params)):
-                yield _candidate(r)
+        per_file = (f"select {cols} from {{t}} w cross join docs d on d.id = w.rowid cross join files f on f.id = d.file_id "
+                    f"where w.{{name}} match ? and w.rowid between ? and ? and d.file_id = ?{extra} order by w.rowid desc")
+
+        def one_file(file_id: int, lo: int, hi: int, part: str | None) -> Iterator[Candidate]:
+            for t in [tables[None]] + ([tables[part]] if part in tables and part is not None else []):
+                for r in self.db.execute(per_file.format(t=t, name=t.split(".")[1]), (match, lo, hi, file_id, *params)):
+                    yield _candidate(r)
+
+        for file_id, lo, hi, _, _, part in files[:FIRST_FILES]:
+            yield from one_file(file_id, lo, hi, part)
         rest = files[FIRST_FILES:]
         if not rest:
             return
-        ids = [r[0] for r in self.db.execute(f"select rowid from {table} where {table} match ? limit {COMMON + 1}", (match,))]
+        ids: list[int] = []
+        for t in tables.values():
+            name = t.split(".")[1]
+            ids += [r[0] for r in self.db.execute(f"select rowid from {t} w where w.{name} match ? limit {COMMON + 1 - len(ids)}", (match,))]
+            if len(ids) > COMMON:
+                break
         if len(ids) <= COMMON:  # all the matches, sorted by their file's age (the text is matched once)
             skip = ",".join(str(int(r[0])) for r in files[:FIRST_FILES]) or "-1"
             sql = (f"select {cols} from json_each(?) m cross join docs d on d.id = m.value cross join files f on f.id = d.file_id "
@@ -327,9 +382,57 @@ class SqliteBackend:
             for r in self.db.execute(sql, (json.dumps(ids), *params)):
                 yield _candidate(r)
             return
-        for file_id, lo, hi, _, _ in rest:
-            for r in self.db.execute(per_file, (match, lo, hi, file_id, *params)):
-                yield _candidate(r)
+        for file_id, lo, hi, _, _, part in rest:
+            yield from one_file(file_id, lo, hi, part)
+
+    # -- the parts of a bulk build ------------------------------------------------------------------------
+    def plan_part(self, n: int = 1) -> tuple[str, int]:
+        """``(file, first id)`` for a part of a bulk build that another process writes (:meth:`start_part`);
+        its ids lie above every id given here so far, and apart from another process's part."""
+        row = self.db.execute("select seq from sqlite_sequence where name='docs'").fetchone()
+        top = int(row[0]) if row else 0
+        return part_path(self.path, n), ((top // PART_IDS) + 1 + os.getpid() % 1024) * PART_IDS
+
+    def start_part(self, first_id: int, grams: bool) -> None:
+        """Make this (new, empty) index a part whose ids start after ``first_id``."""
+        if grams:
+            self.enable_grams()
+        with self.transaction():
+            self.db.execute("delete from sqlite_sequence where name='docs'")
+            self.db.execute("insert into sqlite_sequence(name, seq) values ('docs', ?)", (first_id,))
+
+    def adopt(self, file: str) -> int:
+        """Take the part in ``file`` (built by another process) into this index: its files, records and call
+        names join this index's tables, its FTS tables stay in its file, attached from now on. A file that
+        this index has meanwhile (another process indexed it) is left out. Returns the files taken."""
+        name = os.path.basename(file)
+        schema = f"p{len(self._parts) + 1}"
+        self.db.execute("attach database ? as " + schema, (file,))
+        taken = 0
+        cols = "dev, ino, size, mtime_ns, end_, lines, head, tail, format, kind, partial, lo, hi"
+        with self.transaction():
+            for fid, path in self.db.execute(f"select id, path from {schema}.files").fetchall():
+                if self.db.execute("select 1 from files where path=?", (path,)).fetchone():
+                    continue
+                new = self.db.execute(f"insert into files(path, {cols}, part) select path, {cols}, ? from {schema}.files where id=?",
+                                      (name, fid)).lastrowid
+                self.db.execute(f"insert into docs(id, file_id, n, offset, length, role, tool, ts, epoch) select id, ?, n, offset, "
+                                f"length, role, tool, ts, epoch from {schema}.docs where file_id=?", (new, fid))
+                self.db.execute(f"insert or replace into calls select ?, call_id, name from {schema}.calls where file_id=?", (new, fid))
+                taken += 1
+            self.db.execute("insert or replace into meta values ('parts', ?)", (json.dumps([*self._part_names(), name]),))
+        self._parts[name] = schema
+        return taken
+
+    def _drop_parts(self) -> None:
+        """Forget every part (after every record was removed: their rows are all dead)."""
+        with self.transaction():
+            self.db.execute("delete from meta where key='parts'")
+        for name, schema in list(self._parts.items()):
+            with contextlib.suppress(sqlite3.Error):
+                self.db.execute("detach database " + schema)
+            _remove(os.path.join(os.path.dirname(self.path), name))
+        self._parts = {}
 
 
 def _candidate(r: tuple) -> Candidate:
