@@ -196,7 +196,10 @@ class Indexer:
             load[k] += size
         if not theirs or load[1] < BULK_MIN // 2:
             return None
-        file, first_id = backend.plan_part()  # type: ignore[attr-defined]
+        plan = backend.plan_part()  # type: ignore[attr-defined]
+        if plan is None:
+            return None
+        file, first_id = plan
         grams = backend.has_grams
         kind = type(backend)
 

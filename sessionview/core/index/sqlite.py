@@ -386,9 +386,12 @@ class SqliteBackend:
             yield from one_file(file_id, lo, hi, part)
 
     # -- the parts of a bulk build ------------------------------------------------------------------------
-    def plan_part(self, n: int = 1) -> tuple[str, int]:
+    def plan_part(self, n: int = 1) -> tuple[str, int] | None:
         """``(file, first id)`` for a part of a bulk build that another process writes (:meth:`start_part`);
-        its ids lie above every id given here so far, and apart from another process's part."""
+        its ids lie above every id given here so far, and apart from another process's part. None for an
+        index in memory."""
+        if self.path == ":memory:":
+            return None
         row = self.db.execute("select seq from sqlite_sequence where name='docs'").fetchone()
         top = int(row[0]) if row else 0
         return part_path(self.path, n), ((top // PART_IDS) + 1 + os.getpid() % 1024) * PART_IDS
