@@ -8,8 +8,10 @@ Sessions are generated with ``../shared/bench/gen_session.py --bytes SIZE --seed
 ``bench/data/index-TOTAL``). Then, with a fresh index in a temporary directory (page cache warm: every file
 is read once first):
 
-build       ``python -m sessionview index DIR -q`` in a subprocess: wall time, CPU time (its forked extractor
-            included) and peak RSS (``os.wait4``), and the wall time over the orjson pass's
+build       ``python -m sessionview index DIR -q`` in a subprocess: wall time, CPU time (its second writer or
+            forked extractor included), peak RSS (``os.wait4``: the largest process) and the peak of all its
+            processes' memory together (PSS, sampled), the index's size (every file), and the wall time over the
+            orjson pass's
 append      one line appended to one session, then ``Indexer.update([DIR])`` (a stat of every file, the new
             bytes indexed): median and max of 10
 query       ``hits.search(...)`` for 20 hits of each fixed query, warm, 5 rounds: median and p95 of all
@@ -71,13 +73,46 @@ def warm(paths: list[str]) -> int:
     return total
 
 
-def run_child(argv: list[str], env: dict) -> tuple[float, float, int, float]:
-    """``(wall s, peak RSS MiB, exit code, CPU s)``; CPU (user + system) counts the child's own waited-for
-    children too (the build's forked extractor), and the peak RSS is the larger of the two processes'."""
+def tree_rss(pid: int) -> int:
+    """Resident bytes of ``pid`` and every process under it, shared pages split between those sharing them
+    (PSS, from /proc/PID/smaps_rollup: a forked child shares its parent's interpreter; 0 where unreadable)."""
+    total = 0
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/smaps_rollup") as f:
+                total += next((int(line.split()[1]) for line in f if line.startswith("Pss:")), 0) * 1024
+            with open(f"/proc/{p}/task/{p}/children") as f:
+                todo.extend(int(c) for c in f.read().split())
+        except (OSError, ValueError):
+            continue
+    return total
+
+
+def run_child(argv: list[str], env: dict) -> tuple[float, float, int, float, float]:
+    """``(wall s, peak RSS MiB, exit code, CPU s, peak summed RSS MiB)``; CPU (user + system) counts the
+    child's own waited-for children too (the build's second writer, or its forked extractor); the peak RSS
+    is the largest one process had (``wait4``), the summed one that of all its processes together (PSS),
+    sampled every 20 ms."""
+    import threading
+
     t = time.perf_counter()
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL)
+    peak = [0]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.02):
+            peak[0] = max(peak[0], tree_rss(proc.pid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     _, status, usage = os.wait4(proc.pid, 0)
-    return time.perf_counter() - t, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime
+    done.set()
+    sampler.join()
+    return (time.perf_counter() - t, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime,
+            peak[0] / (1 << 20))
 
 
 def first_line_time(argv: list[str], env: dict) -> float:
@@ -132,11 +167,15 @@ def main() -> int:
     index = os.path.join(tmp, "index.sqlite")
     env = dict(os.environ, SESSIONVIEW_INDEX=index, PYTHONPATH=REPO)
     cli = [sys.executable, "-m", "sessionview"]
-    wall, rss, code, cpu = run_child([*cli, "index", data, "-q"], env)
-    out.update(build_s=wall, build_cpu_s=cpu, build_rss_mib=rss, build_exit=code, build_over_orjson=wall / orjson_s, index_bytes=sum(
-        os.path.getsize(index + s) for s in ("", "-wal") if os.path.exists(index + s)))
-    print(f"build: {wall:.1f} s ({wall / orjson_s:.1f}x the orjson pass; CPU {cpu:.1f} s), peak RSS {rss:.0f} MiB, "
-          f"index {out['index_bytes'] / 1e6:.0f} MB (exit {code})", flush=True)
+    load_before = os.getloadavg()[0]
+    wall, rss, code, cpu, summed = run_child([*cli, "index", data, "-q"], env)
+    files = [os.path.join(tmp, n) for n in os.listdir(tmp) if n.startswith("index.sqlite")]
+    out.update(build_s=wall, build_cpu_s=cpu, build_rss_mib=rss, build_rss_summed_mib=summed, build_exit=code,
+               build_over_orjson=wall / orjson_s, build_loadavg_before=load_before,
+               index_bytes=sum(os.path.getsize(f) for f in files if os.path.isfile(f)), index_files=len(files))
+    print(f"build: {wall:.1f} s ({wall / orjson_s:.1f}x the orjson pass; CPU {cpu:.1f} s), peak RSS {rss:.0f} MiB "
+          f"(all its processes together {summed:.0f} MiB), index {out['index_bytes'] / 1e6:.0f} MB in {len(files)} files "
+          f"(exit {code}; load {load_before:.1f} before)", flush=True)
 
     os.environ["SESSIONVIEW_INDEX"] = index
     from sessionview.core.index import hits

@@ -42,7 +42,7 @@ from sessionview.core.index.model import Doc, FileState, IndexBackend
 
 HEAD = 64 * 1024
 TAIL = 4096
-BATCH = 4 << 20
+BATCH = 1 << 20  # bytes read at a time (each MiB of a batch measured about 10 MB of peak RSS)
 FORK_MIN = 16 << 20  # bytes to index in a file before the extraction is forked (:mod:`.child`)
 TX_BYTES = 16 << 20  # batches written in one transaction (each makes an FTS5 segment: fewer merges)
 BULK_MIN = 64 << 20  # bytes to build into an empty index for a bulk build (no merges, no syncs: ``backend.bulk``)

@@ -51,6 +51,7 @@ insert into words(words, rank) values ('hashsize', {hashsize});
 insert into words(words, rank) values ('automerge', {automerge});
 insert into words(words, rank) values ('crisismerge', {crisismerge});
 """
+CACHE = -16000  # SQLite's page cache, in KiB (negative)
 HASHSIZE = 32 << 20  # bytes of new terms FTS5 keeps in memory before it writes a segment (default 1 MiB)
 AUTOMERGE = 8  # segments of a level merged at once, a little at each write (default 4)
 CRISISMERGE = 1000  # segments of a level merged all at once (default 16: after a bulk build, seconds in one append)
@@ -101,7 +102,7 @@ class SqliteBackend:
             if self.path != ":memory:" and str(mode).lower() != "wal":
                 raise sqlite3.OperationalError(f"journal mode {mode}")
             db.execute("pragma synchronous=normal")
-            db.execute("pragma cache_size=-16000")
+            db.execute(f"pragma cache_size={CACHE}")
             db.execute("pragma temp_store=memory")
             if not db.execute("select 1 from sqlite_master where name='meta'").fetchone():
                 with self.transaction():
@@ -182,11 +183,13 @@ class SqliteBackend:
             return
         self._set_merge(0)
         self.db.execute("pragma synchronous=off")
+        self.db.execute("pragma cache_size=-4000")  # a build writes new pages: a larger cache only costs memory
         try:
             yield
         finally:
             with contextlib.suppress(sqlite3.Error):
                 self.db.execute("pragma synchronous=normal")
+                self.db.execute(f"pragma cache_size={CACHE}")
                 self._set_merge(AUTOMERGE)
 
     def _merge_level(self) -> int | None:
