@@ -313,12 +313,16 @@ class Indexer:
             new = FileState(path, st.st_dev, st.st_ino, -1, -1, state.end, state.lines, state.head, state.tail,
                             state.format, "lines", state.partial, state.id)
             first = state.lines + 1
-            names = backend_names(self.backend, state)
+            names = {}
             head_buf = read(0, min(start, HEAD))
             tail_buf = read(max(0, start - TAIL), min(start, TAIL))
         self._p.total += max(0, st.st_size - start)
         batches: Iterator[_Batch]
-        if self.fork is True or (self.fork is None and not self._splitting and st.st_size - start >= FORK_MIN and child.can_fork()):
+        forking = self.fork is True or (self.fork is None and not self._splitting and st.st_size - start >= FORK_MIN
+                                        and child.can_fork())
+        if start and state is not None and state.id is not None:  # an append: only the names its results answer are
+            names = backend_names(self.backend, state) if forking else _Names(self.backend, state.id)  # read, here
+        if forking:
             batches = child.forked(lambda: self._batches(read, st.st_size, start, first, adapter, names, head_buf, tail_buf),
                                    _encode, _decode)
         else:
@@ -457,6 +461,22 @@ def _decode(t: tuple) -> _Batch:
 
 def backend_names(backend: IndexBackend, state: FileState) -> dict[str, str]:
     return backend.call_names(state.id or 0, None) if state.id is not None else {}
+
+
+class _Names(dict):
+    """Tool names by call id, the earlier ones read from the store when first asked for (an append to a long
+    session answers a few of its thousands of calls). Only for extraction in this process."""
+
+    def __init__(self, backend: IndexBackend, file_id: int) -> None:
+        super().__init__()
+        self._backend = backend
+        self._file_id = file_id
+
+    def get(self, key: str, default: str | None = None) -> str | None:  # type: ignore[override]
+        if key and key not in self:
+            self.update(self._backend.call_names(self._file_id, [key]) or {key: ""})
+        value = super().get(key, default)
+        return default if value == "" and default is not None else value
 
 
 def _same(a: FileState | None, b: FileState | None) -> bool:

@@ -1,18 +1,22 @@
-"""The embedded index store: one SQLite file with FTS5 tables, in WAL mode (two apps and a CLI at once).
+"""The embedded index store: an SQLite file with FTS5 tables, in WAL mode (two apps and a CLI at once).
 
 Tables: ``files`` (a :class:`FileState` per path), ``docs`` (a record's place and metadata; its id is the
-FTS rowid), ``calls`` (tool names by call id, to name a later result's tool), ``words`` (FTS5, unicode61)
-and, once a substring search asked for it, ``grams`` (FTS5, trigram). The FTS tables are contentless, which
-makes the index small and quick to build: snippets are made from the session file itself (:mod:`.hits`);
-the trigram table keeps no positions either, so substrings are checked against the file too. The word
-table keeps up to :data:`HASHSIZE` bytes of new terms in memory and merges :data:`AUTOMERGE` segments at a
-time (with FTS5's defaults, 1 MiB and 4, a build took about twice as long, merging). A contentless table
-cannot forget a row, so removed records stay behind as ids no ``docs`` row has (``docs.id`` is
-AUTOINCREMENT, never reused) and are dropped
-when the index is rebuilt (:meth:`SqliteBackend.needs_rebuild`).
+FTS rowid), ``calls`` (tool names by call id, to name a later result's tool), ``words`` (FTS5, unicode61,
+no column sizes: nothing ranks by bm25) and, once a substring search asked for it, ``grams`` (FTS5,
+trigram). The FTS tables are contentless: snippets are made from the session file itself (:mod:`.hits`),
+and the trigram table keeps no positions either, so substrings are checked against the file too. A
+contentless table cannot forget a row, so removed records stay behind as ids no ``docs`` row has
+(``docs.id`` is AUTOINCREMENT, never reused) and are dropped when the index is rebuilt
+(:meth:`SqliteBackend.needs_rebuild`).
 
-A corrupt file, one another process keeps locked past the timeout, and one an older version made are
-replaced by a new, empty index; :attr:`notice` says so.
+A bulk build (many files into an empty index, :meth:`SqliteBackend.bulk`) merges no segments and syncs
+nothing. It may be split over two processes (FTS5 writes with one writer per file): the second writes a
+*part*, a file beside the index (``index.sqlite.part-PID-N``) with the same tables and ids in a range of
+its own; the first then adopts it (:meth:`SqliteBackend.adopt`): the part's files, docs and calls are
+copied here, its FTS tables stay in its file, attached on every open and read beside this file's.
+
+A corrupt file (or a missing part), one another process keeps locked past the timeout, and one an older
+version made are replaced by a new, empty index; :attr:`notice` says so.
 """
 
 from __future__ import annotations
