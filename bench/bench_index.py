@@ -15,9 +15,11 @@ build       ``python -m sessionview index DIR -q`` in a subprocess: wall time, C
 append      one line appended to a session (a copy of one, in a directory of its own: the corpus is never
             written), then ``Indexer.update([DIR, COPY_DIR])`` (a stat of every file, the new bytes indexed):
             median and max of 10
-query       ``hits.search(...)`` for 20 hits of each fixed query, warm, 5 rounds: median and p95 of all
+query       ``hits.search(...)`` for 20 hits of each fixed query, warm, 5 rounds: median and p95 of all, wall
+            and CPU time (CPU varies less on a shared machine)
 first hit   ``python -m sessionview search WORD DIR --limit 1`` from a cold interpreter: time until the first
-            line of output, median of 5 (the index is current; the search still stats every file). Bytecode
+            line of output, median of 5, and its CPU time until then (the index is current; the search still
+            stats every file); beside it a bare interpreter's first line. Bytecode
             is compiled once first (to a temporary ``PYTHONPYCACHEPREFIX``), as for an installed package
 scan        beside them: ``grep -c WORD`` over every file (per query word), and ``orjson.loads`` of every line
 
@@ -116,14 +118,18 @@ def run_child(argv: list[str], env: dict) -> tuple[float, float, int, float, flo
             peak[0] / (1 << 20))
 
 
-def first_line_time(argv: list[str], env: dict) -> float:
+def first_line_time(argv: list[str], env: dict, cpu: list[float] | None = None) -> float:
+    """Seconds to the first line of output; appends the process's CPU seconds until it was killed to ``cpu``."""
     t = time.perf_counter()
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     assert proc.stdout is not None
     proc.stdout.readline()
     elapsed = time.perf_counter() - t
     proc.kill()
-    proc.wait()
+    _, _, usage = os.wait4(proc.pid, 0)
+    proc.returncode = -9
+    if cpu is not None:
+        cpu.append(usage.ru_utime + usage.ru_stime)
     return elapsed
 
 
@@ -206,20 +212,25 @@ def main() -> int:
     print(f"append: median {out['append_median_ms']:.1f} ms, max {out['append_max_ms']:.1f} ms", flush=True)
 
     lat: list[float] = []
+    lat_cpu: list[float] = []
     per: dict[str, list[float]] = {q: [] for q in QUERIES}
     counts = {}
     for _ in range(5):
         for q in QUERIES:
             t = time.perf_counter()
+            c = time.process_time()
             found = [h for _, h in zip(range(20), hits.search(backend, parse(q)), strict=False)]
+            lat_cpu.append(time.process_time() - c)
             dt = time.perf_counter() - t
             lat.append(dt)
             per[q].append(dt)
             counts[q] = len(found)
     out.update(query_median_ms=statistics.median(lat) * 1000, query_p95_ms=p95(lat) * 1000,
+               query_cpu_median_ms=statistics.median(lat_cpu) * 1000, query_cpu_p95_ms=p95(lat_cpu) * 1000,
                per_query_ms={q: statistics.median(v) * 1000 for q, v in per.items()}, hits=counts)
     print(f"query: median {out['query_median_ms']:.1f} ms, p95 {out['query_p95_ms']:.1f} ms "
-          f"(p95 {out['query_p95_ms'] / 1000 / orjson_s * 100:.1f}% of the orjson pass)", flush=True)
+          f"(p95 {out['query_p95_ms'] / 1000 / orjson_s * 100:.1f}% of the orjson pass); CPU median "
+          f"{out['query_cpu_median_ms']:.1f} ms, p95 {out['query_cpu_p95_ms']:.1f} ms", flush=True)
     for q in QUERIES:
         print(f"  {q:24} {out['per_query_ms'][q]:7.1f} ms  {counts[q]} hits", flush=True)
 
@@ -228,9 +239,13 @@ def main() -> int:
     cold = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
     cold["PYTHONPYCACHEPREFIX"] = os.path.join(tmp, "pycache")
     first_line_time([*cli, "search", "traceback", data, "--limit", "1"], cold)
-    firsts = [first_line_time([*cli, "search", "traceback", data, "--limit", "1"], cold) for _ in range(5)]
-    out.update(first_hit_median_s=statistics.median(firsts), first_hit_max_s=max(firsts))
-    print(f"first hit from a cold CLI: median {out['first_hit_median_s']:.3f} s, max {out['first_hit_max_s']:.3f} s", flush=True)
+    first_cpu: list[float] = []
+    firsts = [first_line_time([*cli, "search", "traceback", data, "--limit", "1"], cold, first_cpu) for _ in range(5)]
+    bare = statistics.median(first_line_time([sys.executable, "-c", "print()"], cold) for _ in range(5))
+    out.update(first_hit_median_s=statistics.median(firsts), first_hit_max_s=max(firsts),
+               first_hit_cpu_median_s=statistics.median(first_cpu), bare_interpreter_s=bare)
+    print(f"first hit from a cold CLI: median {out['first_hit_median_s']:.3f} s, max {out['first_hit_max_s']:.3f} s "
+          f"(CPU median {out['first_hit_cpu_median_s']:.3f} s; a bare interpreter's first line {bare:.3f} s)", flush=True)
     backend.close()
     try:
         load = os.getloadavg()[0]
