@@ -75,7 +75,7 @@ def start(fn: Callable[[], T], name: str = "sessionview-index-part") -> Callable
                 raise ChildFailed(f"the indexing process ended (exit {proc.exitcode})") from None
             if what == _ERROR:
                 raise ChildFailed(payload)
-            return payload  # type: ignore[no-any-return]
+            return payload
         finally:
             recv.close()
             proc.join()
