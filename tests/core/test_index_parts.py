@@ -134,3 +134,24 @@ def test_a_failed_child_leaves_its_files_to_the_parent(tmp_path, monkeypatch):
     assert summary.indexed == 5 and parts(b) == []
     for p in paths:
         assert held(b, p) == fresh(p)
+
+
+def test_a_part_left_by_a_killed_build_is_removed_by_the_next(tmp_path):
+    d, _ = sessions(tmp_path)
+    index = str(tmp_path / "i.sqlite")
+    dead = 4_000_000
+    while True:  # a process id that no process has
+        try:
+            os.kill(dead, 0)
+        except ProcessLookupError:
+            break
+        except OSError:
+            pass
+        dead += 1
+    stale = tmp_path / f"i.sqlite.part-{dead}-1"
+    running = tmp_path / f"i.sqlite.part-{os.getpid()}-9"  # another build of this process, still going
+    stale.write_bytes(b"x")
+    running.write_bytes(b"x")
+    b = SqliteBackend(index)
+    Indexer(b).update([str(d)])
+    assert not stale.exists() and running.exists() and len(parts(b)) == 1

@@ -22,19 +22,18 @@ version made are replaced by a new, empty index; :attr:`notice` says so.
 from __future__ import annotations
 
 import contextlib
-import glob
 import json
 import os
 import sqlite3
 from typing import Iterable, Iterator, Sequence
 
 from sessionview.core.index.model import Candidate, Doc, FileState, Filters, IndexUnavailable
+from sessionview.core.index.sqlbits import _candidate, _clean, _filter_sql, _inside, _locked, _remove, _remove_stale_parts, part_path
 from sessionview.core.index.query import Query, to_match
 
 VERSION = "4"
 TIMEOUT = 30.0  # seconds a write waits for another writer
 GARBAGE_MIN = 20000
-PART = ".part-"  # a part's file name: the index's, then this, the building process's id and a number
 PART_IDS = 1 << 40  # ids a part may use (a part's ids start at a multiple of this, above every id in use)
 FIRST_FILES = 2  # the newest files searched one by one before the rest is counted
 COMMON = 5000  # more matches than this: the rest is searched file by file too, newest file first
@@ -60,18 +59,6 @@ HASHSIZE = 32 << 20  # bytes of new terms FTS5 keeps in memory before it writes 
 AUTOMERGE = 8  # segments of a level merged at once, a little at each write (default 4)
 CRISISMERGE = 1000  # segments of a level merged all at once (default 16: after a bulk build, seconds in one append)
 _GRAMS = "create virtual table if not exists grams using fts5(body, content='', columnsize=0, detail=none, tokenize='trigram')"
-
-
-def _remove(path: str) -> None:
-    for base in [path, *glob.glob(glob.escape(path) + PART + "*[0-9]")]:
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(base + suffix)
-
-
-def part_path(path: str, n: int) -> str:
-    """Where a bulk build's second writer puts its part of the index (see :meth:`SqliteBackend.adopt`)."""
-    return f"{path}{PART}{os.getpid()}-{n}"
 
 
 class SqliteBackend:
@@ -399,6 +386,7 @@ class SqliteBackend:
         index in memory."""
         if self.path == ":memory:":
             return None
+        _remove_stale_parts(self.path, set(self._part_names()))
         row = self.db.execute("select seq from sqlite_sequence where name='docs'").fetchone()
         top = int(row[0]) if row else 0
         return part_path(self.path, n), ((top // PART_IDS) + 1 + os.getpid() % 1024) * PART_IDS
@@ -443,57 +431,3 @@ class SqliteBackend:
                 self.db.execute("detach database " + schema)
             _remove(os.path.join(os.path.dirname(self.path), name))
         self._parts = {}
-
-
-def _candidate(r: tuple) -> Candidate:
-    return Candidate(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7] or "", r[8], r[9] / 1e9, 0.0)
-
-
-def _inside(path: str, under: str) -> bool:
-    return path == under or path.startswith(under.rstrip(os.sep) + os.sep)
-
-
-def _filter_sql(filters: Filters) -> tuple[str, list]:
-    clauses: list[str] = []
-    params: list = []
-    if filters.roles:
-        clauses.append(f"d.role in ({','.join('?' * len(filters.roles))})")
-        params.extend(sorted(filters.roles))
-    if filters.tools:
-        clauses.append("(" + " or ".join("instr(',' || d.tool || ',', ?) > 0" for _ in filters.tools) + ")")
-        params.extend(f",{t}," for t in sorted(filters.tools))
-    if filters.formats:
-        clauses.append(f"f.format in ({','.join('?' * len(filters.formats))})")
-        params.extend(sorted(filters.formats))
-    if filters.since is not None:
-        clauses.append("coalesce(d.epoch, f.mtime_ns / 1e9) >= ?")
-        params.append(filters.since)
-    if filters.until is not None:
-        clauses.append("coalesce(d.epoch, f.mtime_ns / 1e9) <= ?")
-        params.append(filters.until)
-    if filters.paths:
-        ors = []
-        for p in filters.paths:
-            prefix = p.rstrip(os.sep) + os.sep
-            ors.append("(f.path = ? or substr(f.path, 1, ?) = ?)")
-            params.extend([p, len(prefix), prefix])
-        clauses.append("(" + " or ".join(ors) + ")")
-    return ("where " + " and ".join(clauses)) if clauses else "", params
-
-
-def _text(s: str) -> str:
-    try:
-        s.encode()
-        return s
-    except UnicodeEncodeError:
-        return s.encode("utf-8", "replace").decode()
-
-
-def _clean(d: Doc) -> Doc:
-    calls = tuple((_text(c), _text(n)) for c, n in d.calls)
-    return Doc(d.n, d.offset, d.length, _text(d.role), _text(d.tool), d.timestamp and _text(d.timestamp), d.epoch, _text(d.text), calls)
-
-
-def _locked(exc: BaseException) -> bool:
-    text = str(exc).lower()
-    return "locked" in text or "busy" in text
