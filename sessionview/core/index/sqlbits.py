@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import re
 
 from sessionview.core.index.model import Candidate, Doc, Filters
 
@@ -86,6 +87,18 @@ def _text(s: str) -> str:
         return s
     except UnicodeEncodeError:
         return s.encode("utf-8", "replace").decode()
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _bad(s: str | None) -> bool:
+    return bool(s) and not s.isascii() and _SURROGATE.search(s) is not None  # type: ignore[union-attr]
+
+
+def _unencodable(d: Doc) -> bool:
+    """Whether a string of ``d`` has a lone surrogate (no UTF-8 for it)."""
+    return _bad(d.text) or _bad(d.role) or _bad(d.tool) or _bad(d.timestamp) or any(_bad(c) or _bad(n) for c, n in d.calls)
 
 
 def _clean(d: Doc) -> Doc:

@@ -28,7 +28,8 @@ import sqlite3
 from typing import Iterable, Iterator, Sequence
 
 from sessionview.core.index.model import Candidate, Doc, FileState, Filters, IndexUnavailable
-from sessionview.core.index.sqlbits import _candidate, _clean, _filter_sql, _inside, _locked, _remove, _remove_stale_parts, part_path
+from sessionview.core.index.sqlbits import (_candidate, _clean, _filter_sql, _inside, _locked, _remove, _remove_stale_parts,
+                                            _unencodable, part_path)
 from sessionview.core.index.query import Query, to_match
 
 VERSION = "4"
@@ -229,13 +230,9 @@ class SqliteBackend:
         docs = list(docs)
         if not docs:
             return 0
-        self.db.execute("savepoint add_docs")
-        try:
-            self._add_all(file_id, docs)
-        except UnicodeEncodeError:  # a lone surrogate (a JSON "\ud800" escape): SQLite takes only UTF-8
-            self.db.execute("rollback to add_docs")
-            self._add_all(file_id, [_clean(d) for d in docs])
-        self.db.execute("release add_docs")
+        # a lone surrogate (a JSON "\ud800" escape) cannot be bound (SQLite takes only UTF-8): such docs are
+        # cleaned first. Not by a savepoint and a retry: FTS5 writes a segment at every savepoint
+        self._add_all(file_id, [_clean(d) if _unencodable(d) else d for d in docs])
         return len(docs)
 
     def _add_all(self, file_id: int, docs: list[Doc]) -> None:
