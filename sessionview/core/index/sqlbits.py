@@ -93,7 +93,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _bad(s: str | None) -> bool:
-    return bool(s) and not s.isascii() and _SURROGATE.search(s) is not None  # type: ignore[union-attr]
+    return s is not None and not s.isascii() and _SURROGATE.search(s) is not None
 
 
 def _unencodable(d: Doc) -> bool:
