@@ -51,8 +51,9 @@ def add_commands(sub: Subparsers, formatter: Any) -> None:
                        "agent rewrote the file with the same start), shrunk or replaced files again from\n"
                        "the start, and deleted files leave the index. Progress goes to stderr.\n\n"
                        "The index lives at $SESSIONVIEW_INDEX, or $XDG_CACHE_HOME/sessionview/index.sqlite\n"
-                       "(default ~/.cache/...). It is a cache: delete the file (and its -wal and -shm\n"
-                       "files) to start again. A damaged or older one is rebuilt by itself.\n\n"
+                       "(default ~/.cache/...). It is a cache: delete index.sqlite* (its -wal, -shm and\n"
+                       "part files too) to start again. A damaged or older one is rebuilt by itself. A first\n"
+                       "build of many files runs in two processes (the second writes a part file beside it).\n\n"
                        "One index for a fleet: with --to postgresql://server/db (or $SESSIONVIEW_INDEX set to\n"
                        "such a URL) every host feeds one PostgreSQL database, each row marked with --host\n"
                        "(default: the host name). Needs psycopg (pip install 'sessionview[postgres]').",

@@ -346,6 +346,6 @@ def test_common_words_are_ranked_file_by_file_newest_first(backend, tmp_path, mo
     ix.update([str(tmp_path)])
     found = [(os.path.basename(h.path), h.n) for h in find(backend, "common")]
     assert [f for f, _ in found] == ["s1.jsonl"] * 2 + ["s2.jsonl"] * 2 + ["s0.jsonl"] * 3
-    assert found[:2] == [("s1.jsonl", 2), ("s1.jsonl", 1)]  # bm25 within the file: more matches first
+    assert found[:2] == [("s1.jsonl", 2), ("s1.jsonl", 1)]  # within a file: the newest record first
     assert [n for f, n in found if f == "s0.jsonl"] == [2, 1, 4] or sorted(n for f, n in found if f == "s0.jsonl") == [1, 2, 4]
     assert {h.path for h in find(backend, "common", paths=(str(paths[2]),))} == {str(paths[2])}

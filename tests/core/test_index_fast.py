@@ -96,3 +96,26 @@ def test_the_fast_path_is_taken_for_plain_brute_records(monkeypatch: pytest.Monk
     docs = list(line_docs(BruteAdapter(), data, 0, 1, {}))
     assert [d.text for d in docs] == ["hello", 'hi\nsh\n{"c":"ls"}']
     assert docs[1].tool == "sh" and docs[1].calls == (("1", "sh"),)
+
+
+def test_the_quick_finder_finds_what_the_look_around_regex_finds() -> None:
+    import random
+
+    from sessionview.core.index.query import parse
+
+    rng = random.Random(7)
+    alphabet = ["pars", "parse", "Parser", "_", ".", " ", "x", "é", "É", "1", "\n", "retry", "build", "-", "sh"]
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))) for _ in range(400)]
+    texts += ["parse", "_parse_", "xparse", "parsex", "PARSE.sh", "retry__build", "retry build", "éparse", "parseé", "..."]
+    for q in ["pars*", "parse", '"retry build"', "parse.sh", "é*", "1", "sh", '"..."']:
+        for term in parse(q).terms:
+            for substring in (False, True):
+                slow, quick = term.pattern(substring), term.finder(substring)
+                for text in texts:
+                    got = quick.search(text)
+                    want = slow.search(text)
+                    assert (got and got.span()) == (want and want.span()), (q, substring, text)
+                    assert [m.span() for m in quick.finditer(text)] == [m.span() for m in slow.finditer(text)], (q, text)
+            whole_slow, whole_quick = term.word_pattern(), term.finder(whole=True)
+            for text in texts:
+                assert bool(whole_quick.search(text)) == bool(whole_slow.search(text)), (q, text)

@@ -34,6 +34,55 @@ def can_fork() -> bool:
     return threading.active_count() == 1 and load <= cpus - 1 and "fork" in multiprocessing.get_all_start_methods()
 
 
+def can_split() -> bool:
+    """Whether a bulk build may be split over two writing processes: two CPUs or more, a single thread (fork
+    is safe) and ``fork`` available. Unlike :func:`can_fork`, the load does not matter: each process does
+    its own reading and writing (nothing is pickled), so the CPU time is the same, only spread over two."""
+    import multiprocessing
+    import os
+
+    return (os.cpu_count() or 1) >= 2 and threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods()
+
+
+def _call(fn: Callable[[], Any], conn: Any) -> None:
+    try:
+        conn.send(("item", fn()))
+    except BaseException as exc:  # the parent raises it
+        try:
+            conn.send((_ERROR, f"{type(exc).__name__}: {exc}"))
+        except Exception:
+            pass
+    finally:
+        conn.close()
+
+
+def start(fn: Callable[[], T], name: str = "sessionview-index-part") -> Callable[[], T]:
+    """Run ``fn()`` in a forked child; the function returned waits for its (picklable) result, or raises
+    :class:`ChildFailed`. The child must not use the parent's SQLite connections (it opens its own)."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_call, args=(fn, send), name=name, daemon=True)
+    proc.start()
+    send.close()
+
+    def wait() -> T:
+        try:
+            try:
+                what, payload = recv.recv()
+            except EOFError:
+                raise ChildFailed(f"the indexing process ended (exit {proc.exitcode})") from None
+            if what == _ERROR:
+                raise ChildFailed(payload)
+            return payload
+        finally:
+            recv.close()
+            proc.join()
+
+    return wait
+
+
 def _run(make: Callable[[], Iterator[T]], encode: Callable[[T], Any], conn: Any) -> None:
     try:
         for item in make():

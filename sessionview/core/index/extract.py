@@ -9,6 +9,7 @@ otherwise its raw text is. A field longer than :data:`PART_CAP` characters is in
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any, Iterator
 
@@ -21,6 +22,7 @@ from sessionview.core.index.model import Doc
 
 PART_CAP = 256 * 1024
 LEAF_CAP = 64 * 1024  # text taken from the string leaves of a record of no known kind
+BIG_LINE = 1 << 20  # a longer line is parsed by the standard library (see _loads)
 
 
 def epoch_of(stamp: str | None) -> float | None:
@@ -114,7 +116,14 @@ def _safe_view(adapter: Adapter, n: int, value: Any) -> View:
 
 
 def _loads(raw: bytes, terminated: bool) -> tuple[Any, bool, bytes | None]:
-    """``(value, ok, raw_text)``: the parsed value, or what can be read when it does not parse."""
+    """``(value, ok, raw_text)``: the parsed value, or what can be read when it does not parse. A line over
+    :data:`BIG_LINE` bytes is parsed by the standard library: orjson needs about 16 times the line's size
+    while it parses a long non-ASCII string (80 MB for a 5 MB tool result), ``json`` a third of that."""
+    if len(raw) > BIG_LINE:
+        try:
+            return json.loads(raw), True, None
+        except (ValueError, RecursionError):
+            pass
     try:
         return orjson.loads(raw), True, None
     except orjson.JSONDecodeError:

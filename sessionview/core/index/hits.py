@@ -13,12 +13,12 @@ from __future__ import annotations
 import os
 import re
 from collections import OrderedDict
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from sessionview.core import formats
 from sessionview.core.index.extract import line_doc, view_doc
 from sessionview.core.index.model import Candidate, Filters, Hit, IndexBackend
-from sessionview.core.index.query import Query
+from sessionview.core.index.query import Finder, Query
 
 SNIPPET = 160  # characters of context in a snippet
 WINDOW = 40  # hits reordered at a time so that whole-word matches come first
@@ -92,7 +92,7 @@ class _Reader:
         self._docs.clear()
 
 
-def snippet(text: str, patterns: list[re.Pattern[str]], width: int = SNIPPET) -> tuple[tuple[str, bool], ...]:
+def snippet(text: str, patterns: Sequence[Finder | re.Pattern[str]], width: int = SNIPPET) -> tuple[tuple[str, bool], ...]:
     """The text around the first match, whitespace folded, as (text, marked) pieces."""
     first = None
     for p in patterns:
@@ -128,15 +128,15 @@ def snippet(text: str, patterns: list[re.Pattern[str]], width: int = SNIPPET) ->
     return tuple(parts)
 
 
-def check(text: str, query: Query, substring: bool) -> tuple[bool, bool, list[re.Pattern[str]]]:
-    """``(matches, whole_words, patterns)`` for ``text``."""
-    patterns = [t.pattern(substring) for t in query.positive]
+def check(text: str, query: Query, substring: bool) -> tuple[bool, bool, list[Finder]]:
+    """``(matches, whole_words, finders)`` for ``text``."""
+    patterns = [t.finder(substring) for t in query.positive]
     if not all(p.search(text) for p in patterns):
         return False, False, patterns
-    if any(t.pattern(substring).search(text) for t in query.negative):
+    if any(t.finder(substring).search(text) for t in query.negative):
         return False, False, patterns
     ranked = substring or any(t.prefix for t in query.positive)  # else every word match is a whole-word one
-    whole = not ranked or all(t.word_pattern().search(text) for t in query.positive)
+    whole = not ranked or all(t.finder(whole=True).search(text) for t in query.positive)
     return True, whole, patterns
 
 

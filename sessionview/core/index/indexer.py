@@ -15,7 +15,7 @@ A last line without its newline is indexed as it is and replaced on the next upd
 (LittleGhost store, Gemini chat) is indexed whole whenever it changes.
 
 The file is read in batches of about :data:`BATCH` bytes, and batches are written in transactions of
-about :data:`TX_BYTES` (each commit makes an FTS5 segment: fewer, larger ones merge less), each batch
+about :data:`TX_BYTES` (each commit makes an FTS5 segment, and nothing else may: no savepoints), each batch
 checking that the file's state in the index is still the one it continues: two processes indexing at once
 never add a record twice (the one that finds the state moved on starts its decision again). Progress is
 reported, and the ``pause`` slept, after each commit. A big file (:data:`FORK_MIN` bytes to index) in a
@@ -42,9 +42,10 @@ from sessionview.core.index.model import Doc, FileState, IndexBackend
 
 HEAD = 64 * 1024
 TAIL = 4096
-BATCH = 4 << 20
+BATCH = 1 << 20  # bytes read at a time (each MiB of a batch measured about 10 MB of peak RSS)
 FORK_MIN = 16 << 20  # bytes to index in a file before the extraction is forked (:mod:`.child`)
-TX_BYTES = 16 << 20  # batches written in one transaction (each makes an FTS5 segment: fewer merges)
+TX_BYTES = 8 << 20  # batches written in one transaction (each makes an FTS5 segment; 16 MiB: 12% more CPU, a larger hash)
+BULK_MIN = 64 << 20  # bytes to build into an empty index for a bulk build (no merges, no syncs: ``backend.bulk``)
 SAMPLE_LINES = formats.SAMPLE  # a file with fewer lines is detected again as it grows
 
 Progress = Callable[["Progress_"], None]
@@ -107,8 +108,10 @@ class Indexer:
 
     def __init__(self, backend: IndexBackend, progress: Progress | None = None, batch: int = BATCH,
                  should_stop: Callable[[], bool] = lambda: False, pause: float = 0.0, tx_bytes: int = TX_BYTES,
-                 fork: bool | None = None) -> None:
+                 fork: bool | None = None, split: bool = True) -> None:
         self.backend = backend
+        self.split = split  # a bulk build into an empty index may be split over two processes (_start_part)
+        self._splitting = False
         self.fork = fork  # extract in a forked child: None when it pays (a big file, a single-threaded process)
         self.tx_bytes = tx_bytes
         self.progress = progress
@@ -147,14 +150,97 @@ class Indexer:
             paths = list(paths) or known
         files, _ = self.targets(paths)
         self._p = Progress_(files=len(files))
+        bulk = getattr(self.backend, "bulk", None)  # an optional method of a store (the embedded one has it)
+        is_bulk = bulk is not None and self._is_bulk(files)
+        part = self._start_part(files) if is_bulk else None
+        if part is not None:
+            files = part[0]
+        try:
+            with bulk(is_bulk) if bulk is not None else contextlib.nullcontext():
+                self._update_all(files, summary)
+                if part is not None:
+                    self._finish_part(part[1], part[2], part[3], summary)
+        finally:
+            self._splitting = False
+        summary.seconds = time.monotonic() - t0
+        return summary
+
+    def _update_all(self, files: list[str], summary: Summary) -> None:
         for path in files:
             if self.should_stop():
                 break
             self._p.path = path
             self.update_file(path, summary)
             self._p.done_files += 1
-        summary.seconds = time.monotonic() - t0
-        return summary
+
+    # -- a bulk build in two processes ------------------------------------------------------------------
+    def _start_part(self, files: list[str]) -> tuple[list[str], list[str], str, Callable[[], dict]] | None:
+        """Split a bulk build: a forked child indexes about half the bytes into a part of the index (its own
+        SQLite file: FTS5 takes one writer per file), which this process then adopts. ``(this process's files,
+        the child's, the part's file, wait for the child)``, or None when it does not pay or cannot be done."""
+        backend = self.backend
+        if not (self.split and len(files) >= 2 and hasattr(backend, "adopt") and child.can_split()):
+            return None
+        sizes = []
+        for path in files:
+            try:
+                sizes.append((os.stat(path).st_size, path))
+            except OSError:
+                sizes.append((0, path))
+        mine: list[str] = []
+        theirs: list[str] = []
+        load = [0, 0]
+        for size, path in sorted(sizes, reverse=True):  # the larger files first, each to the lighter half
+            k = 0 if load[0] <= load[1] else 1
+            (mine, theirs)[k].append(path)
+            load[k] += size
+        if not theirs or load[1] < BULK_MIN // 2:
+            return None
+        plan = backend.plan_part()  # type: ignore[attr-defined]
+        if plan is None:
+            return None
+        file, first_id = plan
+        grams = backend.has_grams
+        kind = type(backend)
+
+        def build() -> dict:
+            part = kind(file)  # type: ignore[call-arg]
+            part.start_part(first_id, grams)  # type: ignore[attr-defined]
+            done = Indexer(part, batch=self.batch, tx_bytes=self.tx_bytes, fork=False, split=False).update(theirs)
+            part.close()
+            return {k: getattr(done, k) for k in ("indexed", "docs", "bytes", "skipped")}
+
+        wait = child.start(build)
+        self._splitting = True  # no forked extractor beside two writers
+        order = {p: i for i, p in enumerate(files)}
+        return sorted(mine, key=order.__getitem__), theirs, file, wait
+
+    def _finish_part(self, theirs: list[str], file: str, wait: Callable[[], dict], summary: Summary) -> None:
+        """Adopt the child's part; should it have failed, index its files here."""
+        try:
+            done = wait()
+            self.backend.adopt(file)  # type: ignore[attr-defined]
+        except Exception:
+            self._splitting = False
+            self._update_all(theirs, summary)
+            return
+        summary.indexed += done["indexed"]
+        summary.docs += done["docs"]
+        summary.bytes += done["bytes"]
+        summary.skipped += done["skipped"]
+        self._p.done_files += len(theirs)
+
+    def _is_bulk(self, files: list[str]) -> bool:
+        """Whether this is a build of at least :data:`BULK_MIN` bytes into an empty index."""
+        if self.backend.files():
+            return False
+        total = 0
+        for path in files:
+            with contextlib.suppress(OSError):
+                total += os.stat(path).st_size
+            if total >= BULK_MIN:
+                return True
+        return False
 
     # -- one file -------------------------------------------------------------------------------------
     def update_file(self, path: str, summary: Summary | None = None) -> str:
@@ -227,12 +313,16 @@ class Indexer:
             new = FileState(path, st.st_dev, st.st_ino, -1, -1, state.end, state.lines, state.head, state.tail,
                             state.format, "lines", state.partial, state.id)
             first = state.lines + 1
-            names = backend_names(self.backend, state)
+            names = {}
             head_buf = read(0, min(start, HEAD))
             tail_buf = read(max(0, start - TAIL), min(start, TAIL))
         self._p.total += max(0, st.st_size - start)
         batches: Iterator[_Batch]
-        if self.fork is True or (self.fork is None and st.st_size - start >= FORK_MIN and child.can_fork()):
+        forking = self.fork is True or (self.fork is None and not self._splitting and st.st_size - start >= FORK_MIN
+                                        and child.can_fork())
+        if start and state is not None and state.id is not None:  # an append: only the names its results answer are
+            names = backend_names(self.backend, state) if forking else _Names(self.backend, state.id)  # read, here
+        if forking:
             batches = child.forked(lambda: self._batches(read, st.st_size, start, first, adapter, names, head_buf, tail_buf),
                                    _encode, _decode)
         else:
@@ -371,6 +461,22 @@ def _decode(t: tuple) -> _Batch:
 
 def backend_names(backend: IndexBackend, state: FileState) -> dict[str, str]:
     return backend.call_names(state.id or 0, None) if state.id is not None else {}
+
+
+class _Names(dict):
+    """Tool names by call id, the earlier ones read from the store when first asked for (an append to a long
+    session answers a few of its thousands of calls). Only for extraction in this process."""
+
+    def __init__(self, backend: IndexBackend, file_id: int) -> None:
+        super().__init__()
+        self._backend = backend
+        self._file_id = file_id
+
+    def get(self, key: str, default: str | None = None) -> str | None:  # type: ignore[override]
+        if key and key not in self:
+            self.update(self._backend.call_names(self._file_id, [key]) or {key: ""})
+        value = super().get(key, default)
+        return default if value == "" and default is not None else value
 
 
 def _same(a: FileState | None, b: FileState | None) -> bool:
