@@ -15,7 +15,8 @@ from sessionview.core.index import hits
 from sessionview.core.index.indexer import Indexer
 from sessionview.core.index.query import parse
 from sessionview.fleetindex import redact
-from sessionview.fleetindex.postgres import PostgresBackend, to_tsquery, words
+from sessionview.fleetindex.pgsearch import to_tsquery, words
+from sessionview.fleetindex.postgres import PostgresBackend
 
 import pg_server
 
@@ -288,10 +289,10 @@ def test_two_indexers_of_one_host_at_once_add_every_record_once(pg, tmp_path):
 
 
 def test_many_hits_come_in_pages_each_once(pg, tmp_path, monkeypatch):
-    from sessionview.fleetindex import postgres
+    from sessionview.fleetindex import pgsearch
 
-    monkeypatch.setattr(postgres, "FETCH", 3)
-    monkeypatch.setattr(postgres, "COMMON", 50)  # past it: newest file first, unranked
+    monkeypatch.setattr(pgsearch, "FETCH", 3)
+    monkeypatch.setattr(pgsearch, "PROBE", 50)  # past it: every file searched
     d = tmp_path / "s"
     d.mkdir()
     (d / "many.jsonl").write_bytes(b"".join(line({"role": "user", "content": f"walrus number {i}"}) for i in range(120)))

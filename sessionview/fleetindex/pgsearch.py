@@ -1,0 +1,166 @@
+r"""Searching the shared index: the query language in SQL, and the order of the hits.
+
+Words are the query language's (runs of letters and digits): the text is cut to them (:func:`words`), one
+space between, so PostgreSQL's parser, which would keep ``deploy.sh`` or an e-mail address whole, sees plain
+words; ``to_tsvector('simple', …)`` (lower case, no stemming) makes the ``tsvector``. Each query term goes
+through the same cut and the same parser (``phraseto_tsquery``, ``to_tsquery`` for a prefix), so both sides
+split alike. The query's text only ever travels as parameters (``ILIKE`` patterns with ``%``, ``_`` and ``\``
+escaped for ``--substring``); the SQL's shape depends only on how many terms there are.
+
+The order is issue 13's rule, with no score: the matches of the most recently modified file first (the
+hits layer then puts whole-word matches first). Ranking every match (``ts_rank``) would read every match's
+``tsvector``; here a search reads only what its first page needs:
+
+1. a probe takes up to :data:`PROBE` matches (a phrase's words, without their positions: the index alone
+   answers it); when there are fewer, only the files they are in are searched;
+2. the files (this host's or the fleet's, by the path and format filters), newest first;
+3. one file at a time, ``file_id = … and tsv @@ …`` (the ``(file_id, tsv)`` GIN index), with ``limit`` and
+   no ``order by``, so the scan stops at the page's last row; the file's next page skips the records it
+   gave (``n <> all(…)``) and is 4x larger, until a page comes back short;
+4. the stored text, for a hit on another host (its snippet is made from it), is read for the page's rows only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Iterator
+
+from sessionview.core.index.model import Candidate, Filters
+from sessionview.core.index.query import Query, QueryError, Term
+
+PROBE = 1000  # more matches than this: every file is searched, newest first (else only the files with one)
+FETCH = 25  # rows of a file's first page (20 hits are usually asked for); each next page is 4x larger
+_NOT_WORD = re.compile(r"[\W_]+")
+_META = 'd.n, d."offset", d.length, d.role, d.tool, d.ts'
+
+
+def words(text: str) -> str:
+    """``text``'s words (the query language's: runs of letters and digits) in lower case, one space between:
+    what PostgreSQL's ``to_tsvector('simple', …)`` is given, so that its parser never sees ``deploy.sh``."""
+    return _NOT_WORD.sub(" ", text.lower()).strip()
+
+
+def _term_sql(term: Term, loose: bool = False) -> tuple[str, str] | None:
+    """One term as SQL that makes its ``tsquery`` from a parameter, and that parameter (letters, digits and
+    spaces only): a phrase of its words, the last one a prefix for ``word*``; ``loose``: its words in any
+    order (what the GIN index answers without reading a row)."""
+    text = words(term.text)
+    if not text:
+        return None
+    if loose and " " in text:
+        return "to_tsquery('simple', %s)", " & ".join(f"'{w}'" for w in text.split()) + (":*" if term.prefix else "")
+    if term.prefix:
+        return "to_tsquery('simple', %s)", "'" + text + "':*"
+    return "phraseto_tsquery('simple', %s)", text
+
+
+def to_tsquery(query: Query, loose: bool = False) -> tuple[str, list[str]]:
+    """``(SQL expression, parameters)`` making the ``tsquery`` for ``query``; its shape depends only on the
+    number of terms, their text is always a parameter. ``loose``: phrases as their words (a probe; an
+    excluded phrase is then left out, so that the loose query finds at least what the exact one does)."""
+    positive = [e for e in (_term_sql(t, loose) for t in query.positive) if e is not None]
+    if not positive:
+        raise QueryError("the query has no letters or digits to search for")
+    sql = "(" + " && ".join(e for e, _ in positive) + ")"
+    params = [p for _, p in positive]
+    negative = [e for e in (_term_sql(t) for t in query.negative if not (loose and len(words(t.text).split()) > 1))
+                if e is not None]
+    if negative:
+        sql = f"({sql} && !!({' || '.join(e for e, _ in negative)}))"
+        params += [p for _, p in negative]
+    return sql, params
+
+
+def like_pattern(text: str) -> str:
+    """``text`` as an ILIKE pattern that finds it anywhere (``\\``, ``%`` and ``_`` escaped)."""
+    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def search(backend: Any, query: Query, filters: Filters, substring: bool = False) -> Iterator[Candidate]:
+    """Candidates, the newest file's first (see the module docstring)."""
+    conn = backend.conn
+    if substring:
+        if not [t for t in query.positive if len(t.text) >= 3]:
+            raise QueryError("a substring search needs a term of at least 3 characters")
+        args = [like_pattern(t.text) for t in query.positive] + [like_pattern(t.text) for t in query.negative]
+        match = " and ".join(["t.body ilike %s"] * len(query.positive) + ["t.body not ilike %s"] * len(query.negative))
+        probe, probe_args = f"select t.file_id from sv_text t where {match}", args
+        table = "sv_text t join sv_docs d on d.file_id = t.file_id and d.n = t.n"
+        key = "t"
+    else:
+        exact, exact_args = to_tsquery(query)
+        loose, loose_args = to_tsquery(query, loose=True)
+        tsq, ltsq = conn.execute(f"select ({exact})::text, ({loose})::text", [*exact_args, *loose_args]).fetchone()
+        if not tsq:
+            return
+        match, args = "d.tsv @@ %s::tsquery", [tsq]
+        probe, probe_args = "select d.file_id from sv_docs d where d.tsv @@ %s::tsquery", [ltsq]
+        table, key = "sv_docs d", "d"
+    counts = conn.execute(f"select file_id, count(*) from ({probe} limit {PROBE + 1}) p group by file_id", probe_args).fetchall()
+    if not counts:
+        return
+    only = [f for f, _ in counts] if sum(c for _, c in counts) <= PROBE else None
+    for fid, host, path, fmt, kind, mtime_ns in _files(conn, filters, backend.host, only):
+        remote = host != backend.host
+        for r in _file_rows(conn, table, key, match, args, filters, fid, mtime_ns, remote):
+            yield Candidate(path, fmt, kind, r[0], r[1], r[2], r[3], r[4] or "", r[5], mtime_ns / 1e9, 0.0, host=host,
+                            text=r[6] if remote else None)
+
+
+def _files(conn: Any, filters: Filters, host: str, only: list[int] | None) -> list[tuple]:
+    """``(id, host, path, format, kind, mtime_ns)`` of the files to search, newest first."""
+    clauses, params = [], []
+    if only is not None:
+        clauses.append("id = any(%s)")
+        params.append(only)
+    if filters.formats:
+        clauses.append("format = any(%s)")
+        params.append(sorted(filters.formats))
+    if filters.paths:  # local paths: this host's files under them
+        ors = []
+        for p in filters.paths:
+            prefix = p.rstrip(os.sep) + os.sep
+            ors.append("path = %s or left(path, %s) = %s")
+            params.extend([p, len(prefix), prefix])
+        clauses.append("host = %s and (" + " or ".join(ors) + ")")
+        params.insert(len(params) - 3 * len(filters.paths), host)
+    where = ("where " + " and ".join(clauses)) if clauses else ""
+    return conn.execute(f"select id, host, path, format, kind, mtime_ns from sv_files {where} order by mtime_ns desc, id",
+                        params).fetchall()
+
+
+def _file_rows(conn: Any, table: str, key: str, match: str, args: list, filters: Filters, fid: int, mtime_ns: int,
+               remote: bool) -> Iterator[tuple]:
+    """One file's matches, in pages that skip the records already given (see the module docstring)."""
+    clauses, params = [f"{key}.file_id = %s::bigint", match], [fid, *args]  # bigint: btree_gin has no int8 = int2
+    if filters.roles:
+        clauses.append("d.role = any(%s)")
+        params.append(sorted(filters.roles))
+    if filters.tools:
+        clauses.append("(" + " or ".join("position(%s in ',' || d.tool || ',') > 0" for _ in filters.tools) + ")")
+        params.extend(f",{t}," for t in sorted(filters.tools))
+    if filters.since is not None:
+        clauses.append("coalesce(d.epoch, %s) >= %s")
+        params.extend([mtime_ns / 1e9, filters.since])
+    if filters.until is not None:
+        clauses.append("coalesce(d.epoch, %s) <= %s")
+        params.extend([mtime_ns / 1e9, filters.until])
+    text = ", t.body" if key == "t" else ""
+    inner = f"select {_META}{text} from {table} where " + " and ".join(clauses)
+    if key == "d" and remote:  # the text of the page's rows only
+        sql = f"select p.*, t.body from ({inner} {{skip}} limit %s) p left join sv_text t on t.file_id = %s::bigint and t.n = p.n"
+        tail = [fid]
+    else:
+        sql, tail = f"{inner} {{skip}} limit %s", []
+    seen: list[int] = []
+    size = FETCH
+    while True:
+        skip = f"and {key}.n <> all(%s::integer[])" if seen else ""
+        rows = conn.execute(sql.format(skip=skip), [*params, *([seen] if seen else []), size, *tail]).fetchall()
+        for r in rows:
+            yield r if len(r) > 6 else (*r, None)
+        if len(rows) < size:
+            return
+        seen += [r[0] for r in rows]
+        size = min(size * 4, 10000)
