@@ -11,8 +11,9 @@ The order is issue 13's rule, with no score: the matches of the most recently mo
 hits layer then puts whole-word matches first). Ranking every match (``ts_rank``) would read every match's
 ``tsvector``; here a search reads only what its first page needs:
 
-1. a probe takes up to :data:`PROBE` matches (a phrase's words, without their positions: the index alone
-   answers it); when there are fewer, only the files they are in are searched;
+1. when the planner expects (from the ``tsvector`` statistics) at most :data:`PROBE` matches, a probe takes
+   them (a phrase's words, without their positions: the index alone answers it), and when there are no more,
+   only the files they are in are searched (a probe of a common word would cost the whole GIN bitmap);
 2. the files (this host's or the fleet's, by the path and format filters), newest first;
 3. one file at a time, ``file_id = … and tsv @@ …`` (the ``(file_id, tsv)`` GIN index), with ``limit`` and
    no ``order by``, so the scan stops at the page's last row; the file's next page skips the records it
@@ -97,15 +98,23 @@ def search(backend: Any, query: Query, filters: Filters, substring: bool = False
         match, args = "d.tsv @@ %s::tsquery", [tsq]
         probe, probe_args = "select d.file_id from sv_docs d where d.tsv @@ %s::tsquery", [ltsq]
         table, key = "sv_docs d", "d"
-    counts = conn.execute(f"select file_id, count(*) from ({probe} limit {PROBE + 1}) p group by file_id", probe_args).fetchall()
-    if not counts:
-        return
-    only = [f for f, _ in counts] if sum(c for _, c in counts) <= PROBE else None
+    only = None
+    if _estimate(conn, probe, probe_args) <= PROBE:  # else the probe would take a while (the whole GIN bitmap)
+        counts = conn.execute(f"select file_id, count(*) from ({probe} limit {PROBE + 1}) p group by file_id", probe_args).fetchall()
+        if not counts:
+            return
+        only = [f for f, _ in counts] if sum(c for _, c in counts) <= PROBE else None
     for fid, host, path, fmt, kind, mtime_ns in _files(conn, filters, backend.host, only):
         remote = host != backend.host
         for r in _file_rows(conn, table, key, match, args, filters, fid, mtime_ns, remote):
             yield Candidate(path, fmt, kind, r[0], r[1], r[2], r[3], r[4] or "", r[5], mtime_ns / 1e9, 0.0, host=host,
                             text=r[6] if remote else None)
+
+
+def _estimate(conn: Any, sql: str, params: list) -> float:
+    """The planner's estimate of the rows of ``sql`` (from the ``tsvector`` statistics: no row is read)."""
+    plan = conn.execute("explain (format json) " + sql, params).fetchone()[0]
+    return float(plan[0]["Plan"]["Plan Rows"])
 
 
 def _files(conn: Any, filters: Filters, host: str, only: list[int] | None) -> list[tuple]:
