@@ -1,11 +1,11 @@
 r"""Searching the shared index: the query language in SQL, and the order of the hits.
 
-Words are the query language's (runs of letters and digits): the text is cut to them (:func:`words`), one
-space between, so PostgreSQL's parser, which would keep ``deploy.sh`` or an e-mail address whole, sees plain
-words; ``to_tsvector('simple', …)`` (lower case, no stemming) makes the ``tsvector``. Each query term goes
-through the same cut and the same parser (``phraseto_tsquery``, ``to_tsquery`` for a prefix), so both sides
-split alike. The query's text only ever travels as parameters (``ILIKE`` patterns with ``%``, ``_`` and ``\``
-escaped for ``--substring``); the SQL's shape depends only on how many terms there are.
+Words are the query language's (runs of letters and digits, in lower case): the text is cut to them here
+(:func:`words`) and its ``tsvector`` is written here (:func:`tsvector`), so PostgreSQL's parser, which would
+keep ``deploy.sh`` or an e-mail address whole (and costs more than half of a build), never runs. Each query
+term goes through the same cut into a ``tsquery`` (:func:`to_tsquery`: quoted words, ``<->`` between a
+phrase's, ``:*`` for a prefix), so both sides split alike. The query's text only ever travels as a parameter
+(``ILIKE`` patterns with ``%``, ``_`` and ``\`` escaped for ``--substring``).
 
 The order is issue 13's rule, with no score: the matches of the most recently modified file first (the
 hits layer then puts whole-word matches first). Ranking every match (``ts_rank``) would read every match's
@@ -33,44 +33,67 @@ from sessionview.core.index.query import Query, QueryError, Term
 PROBE = 1000  # more matches than this: every file is searched, newest first (else only the files with one)
 FETCH = 25  # rows of a file's first page (20 hits are usually asked for); each next page is 4x larger
 _NOT_WORD = re.compile(r"[\W_]+")
+MAX_WORD, MAX_POS, MAX_POSITIONS = 2046, 16383, 256  # PostgreSQL's limits for a lexeme and its positions
+_POSITIONS = [str(i) for i in range(MAX_POS + 1)]
 _META = 'd.n, d."offset", d.length, d.role, d.tool, d.ts'
 
 
 def words(text: str) -> str:
-    """``text``'s words (the query language's: runs of letters and digits) in lower case, one space between:
-    what PostgreSQL's ``to_tsvector('simple', …)`` is given, so that its parser never sees ``deploy.sh``."""
+    """``text``'s words (the query language's: runs of letters and digits) in lower case, one space between."""
     return _NOT_WORD.sub(" ", text.lower()).strip()
 
 
-def _term_sql(term: Term, loose: bool = False) -> tuple[str, str] | None:
-    """One term as SQL that makes its ``tsquery`` from a parameter, and that parameter (letters, digits and
-    spaces only): a phrase of its words, the last one a prefix for ``word*``; ``loose``: its words in any
-    order (what the GIN index answers without reading a row)."""
-    text = words(term.text)
-    if not text:
+def _lexemes(text: str) -> list[str]:
+    """The words of a :func:`words` string that a ``tsvector`` can hold (at most 2,046 bytes each)."""
+    ws = text.split()
+    if any(len(w) > MAX_WORD // 4 for w in ws):
+        ws = [w for w in ws if len(w.encode()) <= MAX_WORD]
+    return ws
+
+
+def tsvector(text: str) -> str:
+    """The ``tsvector`` (its text form) of a :func:`words` string: each word and its positions, as
+    ``to_tsvector('simple', …)`` would make it from these words, but made here (the server's parser cost
+    more than half of a build). Positions stop at 16,383, at most 256 a word, as PostgreSQL keeps them."""
+    ws = _lexemes(text)
+    where: dict[str, list[int]] = {}
+    for i, w in enumerate(ws, 1):
+        at = where.get(w)
+        if at is None:
+            where[w] = [i]
+        else:
+            at.append(i)
+    if len(ws) > MAX_POS:
+        where = {w: sorted({min(i, MAX_POS) for i in at}) for w, at in where.items()}
+    shown = _POSITIONS.__getitem__
+    return " ".join([f"'{w}':{','.join(map(shown, at[:MAX_POSITIONS]))}" for w, at in where.items()])
+
+
+def _term(term: Term, loose: bool = False) -> str | None:
+    """One term as ``tsquery`` text: its words (letters and digits only, so nothing in them is syntax) as a
+    phrase, the last one a prefix for ``word*``; ``loose``: the words in any order (what the GIN index
+    answers without reading a row)."""
+    ws = _lexemes(words(term.text))
+    if not ws:
         return None
-    if loose and " " in text:
-        return "to_tsquery('simple', %s)", " & ".join(f"'{w}'" for w in text.split()) + (":*" if term.prefix else "")
+    quoted = [f"'{w}'" for w in ws]
     if term.prefix:
-        return "to_tsquery('simple', %s)", "'" + text + "':*"
-    return "phraseto_tsquery('simple', %s)", text
+        quoted[-1] += ":*"
+    joined = (" & " if loose else " <-> ").join(quoted)
+    return f"({joined})" if len(ws) > 1 else joined
 
 
-def to_tsquery(query: Query, loose: bool = False) -> tuple[str, list[str]]:
-    """``(SQL expression, parameters)`` making the ``tsquery`` for ``query``; its shape depends only on the
-    number of terms, their text is always a parameter. ``loose``: phrases as their words (a probe; an
-    excluded phrase is then left out, so that the loose query finds at least what the exact one does)."""
-    positive = [e for e in (_term_sql(t, loose) for t in query.positive) if e is not None]
+def to_tsquery(query: Query, loose: bool = False) -> str:
+    """The ``tsquery`` (its text form, passed as a parameter) for ``query``. ``loose``: phrases as their
+    words (for a probe; an excluded phrase is then left out, so that the loose query finds at least what
+    the exact one does)."""
+    positive = [e for e in (_term(t, loose) for t in query.positive) if e is not None]
     if not positive:
         raise QueryError("the query has no letters or digits to search for")
-    sql = "(" + " && ".join(e for e, _ in positive) + ")"
-    params = [p for _, p in positive]
-    negative = [e for e in (_term_sql(t) for t in query.negative if not (loose and len(words(t.text).split()) > 1))
+    negative = [e for e in (_term(t) for t in query.negative if not (loose and len(words(t.text).split()) > 1))
                 if e is not None]
-    if negative:
-        sql = f"({sql} && !!({' || '.join(e for e, _ in negative)}))"
-        params += [p for _, p in negative]
-    return sql, params
+    text = " & ".join(positive)
+    return f"{text} & !({' | '.join(negative)})" if negative else text
 
 
 def like_pattern(text: str) -> str:
@@ -90,13 +113,8 @@ def search(backend: Any, query: Query, filters: Filters, substring: bool = False
         table = "sv_text t join sv_docs d on d.file_id = t.file_id and d.n = t.n"
         key = "t"
     else:
-        exact, exact_args = to_tsquery(query)
-        loose, loose_args = to_tsquery(query, loose=True)
-        tsq, ltsq = conn.execute(f"select ({exact})::text, ({loose})::text", [*exact_args, *loose_args]).fetchone()
-        if not tsq:
-            return
-        match, args = "d.tsv @@ %s::tsquery", [tsq]
-        probe, probe_args = "select d.file_id from sv_docs d where d.tsv @@ %s::tsquery", [ltsq]
+        match, args = "d.tsv @@ %s::tsquery", [to_tsquery(query)]
+        probe, probe_args = "select d.file_id from sv_docs d where d.tsv @@ %s::tsquery", [to_tsquery(query, loose=True)]
         table, key = "sv_docs d", "d"
     only = None
     if _estimate(conn, probe, probe_args) <= PROBE:  # else the probe would take a while (the whole GIN bitmap)
@@ -119,7 +137,8 @@ def _estimate(conn: Any, sql: str, params: list) -> float:
 
 def _files(conn: Any, filters: Filters, host: str, only: list[int] | None) -> list[tuple]:
     """``(id, host, path, format, kind, mtime_ns)`` of the files to search, newest first."""
-    clauses, params = [], []
+    clauses: list[str] = []
+    params: list = []
     if only is not None:
         clauses.append("id = any(%s)")
         params.append(only)

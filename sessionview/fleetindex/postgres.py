@@ -5,8 +5,8 @@ record's ``tsvector`` lives in a narrow ``docs`` row, its text (bounded to :data
 ``text``, read only for the hits a search returns. The text is kept because a hit on another host cannot be
 read back from a local file: its snippet is made from the stored text; a hit on this host is read back from
 the file, as with SQLite (:mod:`sessionview.core.index.hits`). Searching, and the query language in SQL:
-:mod:`.pgsearch`. Records arrive by ``COPY`` (a batch at a time, the words cut here, the ``tsvector`` made by
-the server).
+:mod:`.pgsearch`. Records arrive by ``COPY`` (a batch at a time, into both tables, with the ``tsvector``
+written here: :func:`~sessionview.fleetindex.pgsearch.tsvector`).
 
 Writers of one host take a transaction-scoped advisory lock on the host's name, so two indexers on one
 host never add a record twice (the Indexer's state check does the rest); other hosts write at once.
@@ -22,14 +22,12 @@ from typing import Any, Iterable, Iterator, Sequence
 from sessionview.core.index.model import Candidate, Doc, FileState, Filters, IndexUnavailable
 from sessionview.core.index.query import Query
 from sessionview.fleetindex import INSTALL_HINT, configured_host, pgsearch, redact, schema, scrub
-from sessionview.fleetindex.pgsearch import words
+from sessionview.fleetindex.pgsearch import tsvector, words
 
 TEXT_MAX = 100_000  # characters of a record kept and searched (a tsvector holds at most 1 MB)
 _SIGNED = 1 << 63
 
-_STAGE = """create temp table if not exists sv_stage(
-    n integer, "offset" bigint, length bigint, role text, tool text, ts text, epoch double precision, words text)"""
-_STAGED = 'n, "offset", length, role, tool, ts, epoch, words'
+_DOCS = 'file_id, n, host, "offset", length, role, tool, ts, epoch, tsv'
 _COLUMNS = "id, path, dev, ino, size, mtime_ns, end_, lines, head, tail, format, kind, partial"
 
 
@@ -144,21 +142,16 @@ class PostgresBackend:
             return 0
         with self.transaction():
             with self.conn.cursor() as cur:
-                cur.execute(_STAGE)
                 bodies = []
-                with cur.copy(f"copy sv_stage({_STAGED}) from stdin") as copy:
+                with cur.copy(f"copy sv_docs({_DOCS}) from stdin") as copy:
                     for d in docs:
                         body = _clean(d.text[:TEXT_MAX])
                         bodies.append((file_id, d.n, body))
-                        copy.write_row((d.n, d.offset, d.length, _clean(d.role), _clean(d.tool),
-                                        d.timestamp and _clean(d.timestamp), d.epoch, words(body)))
+                        copy.write_row((file_id, d.n, self.host, d.offset, d.length, _clean(d.role), _clean(d.tool),
+                                        d.timestamp and _clean(d.timestamp), d.epoch, tsvector(words(body))))
                 with cur.copy("copy sv_text(file_id, n, body) from stdin") as copy:
                     for row in bodies:
                         copy.write_row(row)
-                cur.execute('insert into sv_docs(file_id, n, host, "offset", length, role, tool, ts, epoch, tsv) '
-                            'select %s, n, %s, "offset", length, role, tool, ts, epoch, to_tsvector(\'simple\', words) '
-                            "from sv_stage", (file_id, self.host))
-                cur.execute("truncate sv_stage")
             calls = [(file_id, _clean(cid), _clean(name)) for d in docs for cid, name in d.calls]
             if calls:
                 with self.conn.cursor() as cur:
