@@ -163,3 +163,19 @@ def test_an_index_of_an_unknown_schema_is_refused_untouched(pg):
         PostgresBackend(pg.db_url, host="x")
     with psycopg.connect(pg.db_url, autocommit=True) as c:
         assert c.execute("select value from sv_meta").fetchall() == [("99",)]
+
+
+def test_without_btree_gin_a_plain_gin_index_serves_the_same_hits(pg, tmp_path, monkeypatch):
+    from sessionview.fleetindex import schema
+
+    monkeypatch.setattr(schema, "_GIN_PAIR", "create index sv_docs_tsv on sv_docs using gin(no_such_column)")  # as if refused
+    (tmp_path / "s.jsonl").write_bytes(msg("user", "a walrus") + msg("user", "no") + msg("user", "the walrus again"))
+    b = PostgresBackend(pg.db_url, host="here")
+    try:
+        assert not b.file_gin
+        Indexer(b).update([str(tmp_path)])
+        assert [h.n for h in find(b, "walrus")] == [1, 3]
+        index = b.conn.execute("select indexdef from pg_indexes where indexname = 'sv_docs_tsv'").fetchone()[0]
+        assert "gin (tsv)" in index
+    finally:
+        b.close()
