@@ -5,7 +5,8 @@ Schema 2 (prefix ``sv_``):
 * ``files``: a :class:`~sessionview.core.index.model.FileState` per host and path;
 * ``docs``: one narrow row per record, keyed ``(file_id, n)``: its place, metadata and ``tsvector``, with a
   GIN index over ``(file_id, tsv)`` (``btree_gin``; plain ``tsv`` when that extension cannot be made), so that
-  one file's matches are found in the index alone;
+  one file's matches are found in the index alone. The ``tsvector`` stays in the row up to 8 KB (storage
+  ``main``, ``toast_tuple_target``): a phrase is checked against it with no TOAST lookup;
 * ``text``: the record's text (bounded), read only for the hits a search returns (a hit on another host
   has its snippet made from it) and for substring search (``pg_trgm`` over it, made on demand);
 * ``calls`` (tool names by call id) and ``meta`` (the version, and whether ``btree_gin`` is used).
@@ -31,7 +32,8 @@ create table if not exists sv_files(
 create table sv_docs(
     file_id bigint not null references sv_files(id) on delete cascade, n integer not null, host text not null,
     "offset" bigint, length bigint, role text, tool text, ts text, epoch double precision, tsv tsvector not null,
-    primary key(file_id, n));
+    primary key(file_id, n)) with (toast_tuple_target = 8160);
+alter table sv_docs alter column tsv set storage main;
 create table sv_text(
     file_id bigint not null references sv_files(id) on delete cascade, n integer not null, body text not null,
     primary key(file_id, n));
@@ -59,7 +61,8 @@ def _savepoint(conn: Any, *statements: str) -> bool:
 def _create(conn: Any) -> None:
     for statement in _TABLES.split(";"):
         conn.execute(statement)
-    _savepoint(conn, "alter table sv_text alter column body set compression lz4")  # faster than pglz, when built in
+    for table, column in (("sv_text", "body"), ("sv_docs", "tsv")):  # lz4: faster than pglz, when built in
+        _savepoint(conn, f"alter table {table} alter column {column} set compression lz4")
     pair = _savepoint(conn, "create extension if not exists btree_gin", _GIN_PAIR)
     if not pair:
         conn.execute(_GIN)
