@@ -10,7 +10,8 @@ started as the tests start theirs (``tests/pgindex/pg_server.py``: initdb into a
 socket, fsync off), then:
 
 build pg      ``python -m sessionview index --to URL --host a DIR/a -q`` and the same for ``b``, both at once
-              (two hosts feeding one database): wall time of both, and the database's size
+              (two hosts feeding one database): wall time of both, the database's size, and CPU time
+              (user + system) of the two indexers and of the server's processes that served them
 build sqlite  ``python -m sessionview index DIR -q`` into a fresh SQLite index: wall time, its size
 query         ``hits.search(...)`` for 20 checked hits of each fixed query, warm, 5 rounds, median and p95:
               on PostgreSQL from a third host ``c`` (every hit remote: snippets from the stored text),
@@ -51,6 +52,23 @@ def generate(data: str, total: int, files: int) -> tuple[list[str], list[str]]:
                            stdout=subprocess.DEVNULL)
         halves[side == "b"].append(p)
     return halves
+
+
+def _children_cpu() -> float:
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def server_cpu(srv) -> float:
+    """CPU seconds of the server's exited processes (a connection's backend is reaped by the postmaster:
+    its user + system time is in the postmaster's cutime + cstime)."""
+    with open(os.path.join(srv.base, "data", "postmaster.pid")) as f:
+        pid = int(f.readline())
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
 
 
 def timed_queries(backend, substring: bool = False) -> dict:
@@ -99,16 +117,21 @@ def main() -> int:
         url = srv.url(srv.new_db())
         env = {**os.environ, "PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPATH", "")}
         t = time.perf_counter()
+        client0, server0 = _children_cpu(), server_cpu(srv)
         procs = [subprocess.Popen([sys.executable, "-m", "sessionview", "index", "--to", url, "--host", h,
                                    os.path.join(data, h), "-q"], env=env) for h in ("a", "b")]
         codes = [p.wait() for p in procs]
         out["build_pg_s"] = time.perf_counter() - t
         assert codes == [0, 0], codes
+        time.sleep(0.5)  # the two server processes exit once their clients have gone
+        out["build_pg_cpu_client_s"] = _children_cpu() - client0
+        out["build_pg_cpu_server_s"] = server_cpu(srv) - server0
         pa = PostgresBackend(url, host="a")
         out["pg_bytes"] = pa.conn.execute("select pg_database_size(current_database())").fetchone()[0]
         out["pg_docs"] = pa.count_docs()
         print(f"build pg (two hosts at once): {out['build_pg_s']:.1f} s, {out['pg_bytes'] / 1e6:.0f} MB, "
-              f"{out['pg_docs']:,} records", flush=True)
+              f"{out['pg_docs']:,} records; CPU {out['build_pg_cpu_client_s']:.1f} s in the indexers, "
+              f"{out['build_pg_cpu_server_s']:.1f} s in the server", flush=True)
 
         sq_path = os.path.join(tmp, "index.sqlite")
         t = time.perf_counter()

@@ -15,7 +15,8 @@ from sessionview.core.index import hits
 from sessionview.core.index.indexer import Indexer
 from sessionview.core.index.query import parse
 from sessionview.fleetindex import redact
-from sessionview.fleetindex.postgres import PostgresBackend, to_tsquery, words
+from sessionview.fleetindex.pgsearch import to_tsquery, tsvector, words
+from sessionview.fleetindex.postgres import PostgresBackend
 
 import pg_server
 
@@ -146,14 +147,21 @@ def test_query_language_phrases_prefixes_exclusions_and_hostile_text(pg, tmp_pat
 
 def test_words_are_the_query_language_s_not_postgresql_s(pg):
     assert words("Run deploy.sh, deploy_it!") == "run deploy sh deploy it"
-    sql, params = to_tsquery(parse('deploy.sh "a b" pre* -x'))
-    assert params == ["deploy sh", "a b", "'pre':*", "x"] and "%s" in sql and "deploy" not in sql
+    tsq = to_tsquery(parse('deploy.sh "a b" pre* -x -"y z"'))
+    assert tsq == "('deploy' <-> 'sh') & ('a' <-> 'b') & 'pre':* & !('x' | ('y' <-> 'z'))"
+    assert to_tsquery(parse('deploy.sh "a b" pre* -x -"y z"'), loose=True) == "('deploy' & 'sh') & ('a' & 'b') & 'pre':* & !('x')"
     b = PostgresBackend(pg.db_url, host="h")
     try:
-        tsv = b.conn.execute("select to_tsvector('simple', %s)::text", (words("see deploy.sh or x@y.com"),)).fetchone()[0]
-        assert "'deploy.sh'" not in tsv and "'x@y.com'" not in tsv
-        assert b.conn.execute(f"select ({sql})::text", params).fetchone()[0] == \
-            "'deploy' <-> 'sh' & 'a' <-> 'b' & 'pre':* & !'x'"
+        # the server reads both as they are written (its parser never runs), and they agree with to_tsvector's
+        mine = tsvector(words("see deploy.sh or x@y.com, see it"))
+        assert mine == "'see':1,8 'deploy':2 'sh':3 'or':4 'x':5 'y':6 'com':7 'it':9"
+        got, theirs = b.conn.execute("select %s::tsvector::text, to_tsvector('simple', %s)::text",
+                                     (mine, words("see deploy.sh or x@y.com, see it"))).fetchone()
+        assert got == theirs and "'deploy.sh'" not in got and "'x@y.com'" not in got
+        assert b.conn.execute("select %s::tsquery::text", (tsq,)).fetchone()[0] == \
+            "'deploy' <-> 'sh' & 'a' <-> 'b' & 'pre':* & !( 'x' | 'y' <-> 'z' )"
+        long = tsvector(words("w " * 20000 + "x" * 3000 + " end"))  # past PostgreSQL's limits: kept as it keeps them
+        assert b.conn.execute("select length(%s::tsvector)", (long,)).fetchone()[0] == 2
     finally:
         b.close()
 
@@ -288,10 +296,10 @@ def test_two_indexers_of_one_host_at_once_add_every_record_once(pg, tmp_path):
 
 
 def test_many_hits_come_in_pages_each_once(pg, tmp_path, monkeypatch):
-    from sessionview.fleetindex import postgres
+    from sessionview.fleetindex import pgsearch
 
-    monkeypatch.setattr(postgres, "FETCH", 3)
-    monkeypatch.setattr(postgres, "COMMON", 50)  # past it: newest file first, unranked
+    monkeypatch.setattr(pgsearch, "FETCH", 3)
+    monkeypatch.setattr(pgsearch, "PROBE", 50)  # past it: every file searched
     d = tmp_path / "s"
     d.mkdir()
     (d / "many.jsonl").write_bytes(b"".join(line({"role": "user", "content": f"walrus number {i}"}) for i in range(120)))
