@@ -49,7 +49,7 @@ class SessionViewApp(App[int]):
         hosts: dict[str, str] | None = None,
         local: bool = True,
         host_timeout: float = 10.0,
-        remote: object = None,
+        remote: Any = None,
     ) -> None:
         super().__init__()
         #: the hosts the session list shows besides the local directory (None: the [hosts] of config.toml)
@@ -96,7 +96,7 @@ class SessionViewApp(App[int]):
             # one session: the user's keymap (and the dialog about mistakes in the configuration) after the first frame
             self.call_after_frame(self._apply_keymap)
         if self.remote is not None:
-            self.remote.mount(self)  # type: ignore[attr-defined]
+            self.remote.mount(self)
         elif listing:
             from sessionview.ui.screens.browser import BrowserScreen
 

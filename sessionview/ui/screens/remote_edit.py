@@ -18,7 +18,7 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
-from textual.widgets import Static
+from textual.widgets import Static, TextArea
 
 from sessionview.core.text import escape_control
 from sessionview.ui.dialogs.confirm import ConfirmScreen
@@ -49,7 +49,7 @@ class TextEditScreen(Dialog["str | None"]):
         self.query_one("#remote-edit-text").focus()
 
     def action_done(self) -> None:
-        self.dismiss(self.query_one("#remote-edit-text").text)  # type: ignore[attr-defined]
+        self.dismiss(self.query_one("#remote-edit-text", TextArea).text)
 
 
 def _said(data: bytes) -> str:
