@@ -15,7 +15,7 @@ from sessionview.core.session import JsonlSession
 def _data(seed: int) -> bytes:
     rnd = random.Random(seed)
     lines = []
-    for i in range(300):
+    for _ in range(300):
         body = b'{"role":"user","content":"' + b"x" * rnd.choice([0, 1, 5, 40, 3000]) + b'"}'
         lines.append(rnd.choice([b"", b"  ", body, body]) + rnd.choice([b"\n", b"\r\n", b"\n"]))
     return b"".join(lines) + rnd.choice([b"", b'{"role":"user","con', b"\r"])
