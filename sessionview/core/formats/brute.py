@@ -79,11 +79,8 @@ class BruteAdapter(Adapter):
         if type(value) is not dict:
             return None
         role = value.get("role")
-        if type(role) is not str:
+        if type(role) is not str or not value.keys() <= _KEYS:
             return None
-        for k in value:
-            if k not in _KEYS:
-                return None
         content = value.get("content")
         if content is None:
             text = ""
@@ -100,22 +97,28 @@ class BruteAdapter(Adapter):
                 return None
             found = []
             for c in raw_calls:
-                if type(c) is not dict or "id" not in c:
+                if type(c) is not dict or "id" not in c or not c.keys() <= _CALL_KEYS:
                     return None
-                for k in c:
-                    if k not in _CALL_KEYS:
-                        return None
                 name = c.get("name")
                 args = c.get("arguments", _NO_ARGS)
                 if type(name) is not str or (args is not None and type(args) is not dict):
                     return None
-                found.append(ToolCall(_str(c["id"]), name, {} if args is _NO_ARGS else args))
+                cid = c["id"]
+                if cid is not None and type(cid) is not str:
+                    cid = str(cid)
+                found.append(ToolCall(cid, name, {} if args is _NO_ARGS else args))
             calls = tuple(found)
-        results = (ToolResult(_str(value.get("tool_call_id")), text),) if role == "tool" else ()
+        if role == "tool":
+            rid = value.get("tool_call_id")
+            if rid is not None and type(rid) is not str:
+                rid = str(rid)
+            results: tuple[ToolResult, ...] = (ToolResult(rid, text),)
+        else:
+            results = ()
         marker = brute.compaction_marker(content) if text.startswith("[compacted:") else None
-        kind = Kind.COMPACTION if marker in ("summary", "sliding_window") else Kind.MESSAGE
         return View(
-            number, kind, role=role, text=text, tool_calls=calls, tool_results=results, compaction=marker, value=value
+            number, _COMPACTION if marker in _COMPACTIONS else _MESSAGE, role=role, text=text, tool_calls=calls,
+            tool_results=results, compaction=marker, value=value,
         )
 
     def _loaded(self, value: Any) -> "brute.Message | brute.BruteSchemaError":
@@ -160,6 +163,8 @@ class BruteAdapter(Adapter):
 _KEYS = frozenset(brute.KEYS)
 _CALL_KEYS = frozenset(brute.TOOL_CALL_KEYS)
 _NO_ARGS: dict[str, Any] = {}
+_COMPACTIONS = ("summary", "sliding_window")  # the markers whose line is a compaction, not a message
+_MESSAGE, _COMPACTION = Kind.MESSAGE, Kind.COMPACTION
 
 
 def _str(v: Any) -> str | None:
