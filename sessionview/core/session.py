@@ -16,6 +16,7 @@ from sessionview.core import formats, jsondoc, littleghost
 from sessionview.core.doc import branches as tree
 from sessionview.core.doc.branches import Branches
 from sessionview.core.doc.document import Document, Record, Source
+from sessionview.core.doc.ahead import LinesAhead
 from sessionview.core.doc.model import Kind, Problem, View
 from sessionview.core.doc.parse import DEFAULT_CAP, PREVIEW, Parsed, Status, nesting_depth, parse_record
 from sessionview.core.formats.base import Adapter, warn
@@ -24,6 +25,8 @@ from sessionview.core.store.stamp import LoadStamp, stamp_document
 from sessionview.core.text import escape_control
 
 RAW_PREVIEW = 4096
+
+_PARSED = (Status.OK, Status.DUPLICATE_KEYS)  # the statuses with a value (``Status.parsed``)
 
 _PROBLEM_SEVERITY = {
     Status.PARTIAL: "warning",
@@ -41,6 +44,7 @@ class JsonlSession(Session):
         self._stamp: tuple[Source, LoadStamp] | None = None
         self._ids: tuple[Document, list[tuple[int, str | None, str | None]]] | None = None
         self._derived: dict[str, Any] = {}  # what is built from ``_ids`` (branches, superseded copies)
+        self._ahead: LinesAhead | None = None  # the lines read ahead for ``view(n, keep=False)``
         self.adapter = adapter if adapter is not None else self._detect()
         self.read_only_reason = getattr(self.adapter, "read_only", None)
 
@@ -106,12 +110,14 @@ class JsonlSession(Session):
             if record is None:
                 record = self.doc.record(number)
             result = parse_record(record.raw, terminated=not record.partial, cap=self.cap)
-        if not keep:
-            return result
+        if keep:
+            self._keep(key, result)
+        return result
+
+    def _keep(self, key: tuple[int, int | None], result: Parsed) -> None:
         self._cache[key] = result
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
-        return result
 
     def raw_preview(self, number: int, limit: int = RAW_PREVIEW) -> bytes:
         if self.doc.record_size(number) <= limit:
@@ -128,10 +134,12 @@ class JsonlSession(Session):
             yield self.view(n, keep=False)
 
     def view(self, number: int, keep: bool = True) -> View:
+        """Record ``number``'s view. ``keep=False``: one pass over a big file (its parse is not cached, and
+        consecutive records are read a window at a time)."""
         doc = self.doc
         index = doc.source_index(number)
         key = (number, index)
-        record = None
+        raw: bytes | None = None
         if index is not None:  # a record of the loaded file: one lookup for its size and bytes
             start, end = doc.source.span(index)
             size = end - start
@@ -140,22 +148,30 @@ class JsonlSession(Session):
         parsed = self._cache.get(key)
         if parsed is not None:
             self._cache.move_to_end(key)
+        elif size > self.cap + 2:
+            parsed = self._parse(number, key, None, keep)
         else:
-            if size <= self.cap + 2:
-                if index is not None:
-                    raw, term, start, end = doc.source.line(index)
-                    record = Record(number, raw, term, start, end)
-                else:
-                    record = doc.record(number)
-            parsed = self._parse(number, key, record, keep)
+            if index is None:
+                record = doc.record(number)
+                raw, term = record.raw, record.terminator
+            elif keep:
+                raw, term, _, _ = doc.source.line(index)
+            else:
+                ahead = self._ahead
+                if ahead is None or ahead.source is not doc.source:
+                    ahead = self._ahead = LinesAhead(doc.source)
+                raw, term = ahead.line(index)
+            parsed = parse_record(raw, terminated=term != b"", cap=self.cap)
+            if keep:
+                self._keep(key, parsed)
 
         def raw_of(limit: int | None) -> bytes:
             if limit is None:
-                return record.raw if record is not None else self.doc.record(number).raw
+                return raw if raw is not None else self.doc.record(number).raw
             return self.raw_preview(number, limit)
 
         view = build_view(self.adapter, number, parsed, size, raw_of)
-        return self.linked(view, parsed.value) if parsed.ok else view
+        return self.linked(view, parsed.value) if parsed.status in _PARSED else view
 
     def linked(self, view: View, value: Any) -> View:
         """``view`` as the records linked by id make it: its pi branch marks, or, for an earlier copy of a record
@@ -238,23 +254,31 @@ def build_view(adapter: Adapter, number: int, parsed: Parsed, size: int, raw_of:
         return View(number, Kind.INVALID, label=parsed.status.value, problems=problems, raw=raw, text=parsed.error)
     value = parsed.value
     try:
-        view = adapter.view(number, value)
-    except Exception as exc:  # an adapter must never take the app down
-        view = View(number, Kind.UNKNOWN, label="unreadable", value=value)
-        view.problems.append(warn(number, f"could not interpret the record: {type(exc).__name__}: {exc}"))
-    if view.kind is Kind.UNKNOWN and view.raw is None:
-        view.raw = raw_of(RAW_PREVIEW)
-    if view.timestamp is None:
-        view.timestamp = _timestamp(adapter, value)
+        plain = adapter.plain_view(number, value)
+    except Exception:  # an adapter must never take the app down: its view says what is wrong
+        plain = None
+    if plain is not None:
+        view = plain
+    else:
+        try:
+            view = adapter.view(number, value)
+        except Exception as exc:  # an adapter must never take the app down
+            view = View(number, Kind.UNKNOWN, label="unreadable", value=value)
+            view.problems.append(warn(number, f"could not interpret the record: {type(exc).__name__}: {exc}"))
+        if view.kind is Kind.UNKNOWN and view.raw is None:
+            view.raw = raw_of(RAW_PREVIEW)
+        if view.timestamp is None:
+            view.timestamp = _timestamp(adapter, value)
     if parsed.status is Status.DUPLICATE_KEYS:
         view.problems.append(Problem("duplicate keys", parsed.error, number))
     for note in parsed.notes:
         if note in ("NaN/Infinity", "lone surrogate"):
             view.problems.append(warn(number, f"{note}: not strict JSON; most readers reject it"))
-    try:
-        view.problems.extend(adapter.schema_problems(number, value))
-    except Exception as exc:
-        view.problems.append(warn(number, f"schema check failed: {type(exc).__name__}: {exc}"))
+    if plain is None:
+        try:
+            view.problems.extend(adapter.schema_problems(number, value))
+        except Exception as exc:
+            view.problems.append(warn(number, f"schema check failed: {type(exc).__name__}: {exc}"))
     if size > 200 and adapter.name == "brute":
         bound = parsed.depth_bound
         raw = b""

@@ -57,6 +57,7 @@ class Parsed:
 _BIG_DIGITS = re.compile(rb"\d{19}")
 _NON_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_WHITESPACE = b" \t\n\r\x0b\x0c"  # what ``bytes.strip`` strips
 
 
 def _outside_strings(raw: bytes) -> list[bytes]:
@@ -86,8 +87,89 @@ def _raw_key_count(raw: bytes) -> int:
 
 
 def has_duplicate_keys(raw: bytes, value: Any) -> bool:
+    """Whether ``raw``, which parses to ``value``, repeats a key in an object: by the keys and the colons of the
+    bytes (an independent test of what :func:`parse_record` finds from the quotes, see :func:`_shape`)."""
     parsed, _, string_colons, _ = _walk(value)
     return _duplicates(raw, value, parsed, string_colons)
+
+
+def _shape(value: Any) -> tuple[int, bool, int]:
+    """One pass over a parsed value, looking at types only: its strings (keys and string values), whether it
+    holds a float, and its containers.
+
+    The strings decide whether the bytes repeat a key (:func:`_quote_duplicates`); the containers bound the
+    nesting depth."""
+    t = type(value)
+    if t is not dict and t is not list:
+        return int(t is str), t is float, 0
+    strings = containers = 0
+    floats = False
+    stack = [value]
+    pop = stack.pop
+    push = stack.append
+    while stack:
+        v = pop()
+        containers += 1
+        if type(v) is dict:
+            strings += len(v)
+            v = v.values()
+        for x in v:
+            t = type(x)
+            if t is str:
+                strings += 1
+            elif t is dict or t is list:
+                push(x)
+            elif t is float:
+                floats = True
+    return strings, floats, containers
+
+
+def _quote_duplicates(raw: bytes, value: Any, strings: int) -> bool:
+    """Whether valid JSON ``raw``, whose parsed ``value`` holds ``strings`` strings (keys included), repeats a
+    key in an object.
+
+    Count the quotes. Each string of the bytes is one string of the value, except those a repeated key dropped
+    (at least its key), and has two quotes that are not escaped; every other quote of the bytes is an escaped
+    one, ``\\"``, which is a quote in a string of the value (or of a dropped one). So, with ``q`` quotes in the
+    bytes and ``e`` quotes in the values' strings: without duplicates ``q`` is ``2 * strings`` plus the escaped
+    quotes, which are ``e`` when no ``\\u0022`` spells a quote and no key holds one; with them ``q`` is at least
+    ``2 * strings + 2 + e``."""
+    quotes = raw.count(b'"')
+    if quotes < 2 * strings + 2:
+        return False  # even with no quote escaped, the bytes hold no more strings than the value
+    if quotes == 2 * strings + _value_quotes(value) and b"\\u0022" not in raw:
+        return False
+    return _escaped_quote_duplicates(raw, quotes, strings)
+
+
+def _value_quotes(value: Any) -> int:
+    """The quotes in the string values of a parsed value (not in its keys)."""
+    t = type(value)
+    if t is str:
+        return value.count('"')
+    if t is not dict and t is not list:
+        return 0
+    quotes = 0
+    stack = [value]
+    pop = stack.pop
+    push = stack.append
+    while stack:
+        v = pop()
+        for x in v.values() if type(v) is dict else v:
+            t = type(x)
+            if t is str:
+                quotes += x.count('"')
+            elif t is dict or t is list:
+                push(x)
+    return quotes
+
+
+def _escaped_quote_duplicates(raw: bytes, quotes: int, strings: int) -> bool:
+    """:func:`_quote_duplicates` by the bytes alone: the quotes that are not escaped are twice the strings."""
+    if b"\\" not in raw:
+        return quotes > 2 * strings
+    s = raw.replace(b"\\\\", b"") if b"\\\\" in raw else raw  # without escaped backslashes, each \\" left is an escaped quote
+    return quotes - s.count(b'\\"') > 2 * strings
 
 
 def _walk(value: Any) -> tuple[int, bool, int, int]:
@@ -185,7 +267,7 @@ def _parse(raw: bytes, terminated: bool, cap: int, max_depth: int) -> Parsed:
     size = len(raw)
     if size > cap:
         return Parsed(Status.OVERSIZED, error=f"{size} bytes, over the {cap} byte cap", size=size)
-    if not raw.strip():
+    if (not raw or raw[0] in _WHITESPACE) and not raw.strip():
         if not terminated:
             return Parsed(Status.PARTIAL, error="unterminated empty last line", size=size)
         return Parsed(Status.BLANK, error="blank line", size=size)
@@ -193,7 +275,7 @@ def _parse(raw: bytes, terminated: bool, cap: int, max_depth: int) -> Parsed:
     notes: list[str] = []
     try:
         value = orjson.loads(raw)  # orjson does not recurse without bound: the depth is checked after it
-        keys, floats, string_colons, containers = _walk(value)
+        strings, floats, containers = _shape(value)
         if floats and _BIG_DIGITS.search(raw):
             raise ValueError("integer beyond 64 bits")
     except (orjson.JSONDecodeError, ValueError) as first_error:
@@ -214,8 +296,8 @@ def _parse(raw: bytes, terminated: bool, cap: int, max_depth: int) -> Parsed:
             raise
         except Exception as exc:  # e.g. ValueError from int() digit limits
             return Parsed(Status.INVALID_JSON, error=f"{first_error}; {exc}", size=size)
-        keys, _, string_colons, containers = _walk(value)
-    duplicates = _duplicates(raw, value, keys, string_colons)
+        strings, _, containers = _shape(value)
+    duplicates = _quote_duplicates(raw, value, strings)
     # the containers bound the depth, unless a duplicate key dropped some: then the brackets of the bytes do
     bound = _brackets(raw) if duplicates else containers
     if bound > max_depth and nesting_depth(raw) > max_depth:

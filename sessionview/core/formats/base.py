@@ -68,6 +68,13 @@ class Adapter:
         label = value.get("type") if isinstance(value, dict) and isinstance(value.get("type"), str) else None
         return View(number, Kind.UNKNOWN, label=label or type(value).__name__, value=value)
 
+    def plain_view(self, number: int, value: Any) -> View | None:
+        """The view of a record that needs nothing more, or None (the default): a record this returns a view for
+        is what :meth:`view` makes of it, not of kind UNKNOWN, with no :meth:`schema_problems` and no
+        :meth:`timestamp_of`. A format answers here from the parsed dict, without its schema's model, for the
+        records it writes every time (the full parse of a big file, ``check``)."""
+        return None
+
     def timestamp_of(self, value: Any) -> str | None:
         """When record ``value`` was written, as an ISO 8601 string; None where the format records none.
 

@@ -72,6 +72,55 @@ class BruteAdapter(Adapter):
             value=value,
         )
 
+    def plain_view(self, number: int, value: Any) -> View | None:
+        """:meth:`view` of a line that Brute loads without a word: only Brute's keys, a string (or no) role
+        and content, no reasoning, tool calls a list of objects with only ``id``, ``name`` (a string) and
+        ``arguments`` (an object, or null). Nothing else to check (:func:`brute.load` raises on none of them)."""
+        if type(value) is not dict:
+            return None
+        role = value.get("role")
+        if type(role) is not str or not value.keys() <= _KEYS:
+            return None
+        content = value.get("content")
+        if content is None:
+            text = ""
+        elif type(content) is str:
+            text = content
+        else:
+            return None
+        if value.get("reasoning") is not None:
+            return None
+        calls: tuple[ToolCall, ...] = ()
+        raw_calls = value.get("tool_calls")
+        if raw_calls is not None:
+            if type(raw_calls) is not list:
+                return None
+            found = []
+            for c in raw_calls:
+                if type(c) is not dict or "id" not in c or not c.keys() <= _CALL_KEYS:
+                    return None
+                name = c.get("name")
+                args = c.get("arguments", _NO_ARGS)
+                if type(name) is not str or (args is not None and type(args) is not dict):
+                    return None
+                cid = c["id"]
+                if cid is not None and type(cid) is not str:
+                    cid = str(cid)
+                found.append(ToolCall(cid, name, {} if args is _NO_ARGS else args))
+            calls = tuple(found)
+        if role == "tool":
+            rid = value.get("tool_call_id")
+            if rid is not None and type(rid) is not str:
+                rid = str(rid)
+            results: tuple[ToolResult, ...] = (ToolResult(rid, text),)
+        else:
+            results = ()
+        marker = brute.compaction_marker(content) if text.startswith("[compacted:") else None
+        return View(
+            number, _COMPACTION if marker in _COMPACTIONS else _MESSAGE, role=role, text=text, tool_calls=calls,
+            tool_results=results, compaction=marker, value=value,
+        )
+
     def _loaded(self, value: Any) -> "brute.Message | brute.BruteSchemaError":
         """``brute.load(value, exact=False)`` or why it raised; the last value's is kept (view, then schema)."""
         last = self._last
@@ -109,6 +158,13 @@ class BruteAdapter(Adapter):
                 "so this message would vanish after the agent's next turn"
             )
         return None
+
+
+_KEYS = frozenset(brute.KEYS)
+_CALL_KEYS = frozenset(brute.TOOL_CALL_KEYS)
+_NO_ARGS: dict[str, Any] = {}
+_COMPACTIONS = ("summary", "sliding_window")  # the markers whose line is a compaction, not a message
+_MESSAGE, _COMPACTION = Kind.MESSAGE, Kind.COMPACTION
 
 
 def _str(v: Any) -> str | None:
