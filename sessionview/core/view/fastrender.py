@@ -1,0 +1,416 @@
+"""Brute records rendered straight from their bytes, for ``sessionview show`` of a big file: the bytes that
+:func:`~sessionview.core.view.render.view_text` (or ``view_json``) gives for the record's view, encoded as UTF-8,
+without building the view.
+
+:class:`BruteRender` takes a record's bytes and returns its rendering, or None for anything it is not sure of:
+then the caller builds the view (:func:`~sessionview.core.session.build_view`) and renders that. It is sure only
+of a record that parses as plain JSON into an object with Brute's keys whose view would carry no problem: the
+same checks as :func:`~sessionview.core.doc.parse.parse_record` (no duplicate keys, no float, nesting far below
+the limits) and Brute's loader (``Brute::Message.new`` would not raise), done while the record is walked once:
+
+* ``role`` a non-empty string; ``content`` a string (not a compaction marker) or null; ``reasoning`` absent or
+  null; ``tool_call_id`` a string or null;
+* ``tool_calls`` absent, null or a list of objects, each with a string ``id`` and ``name`` and ``arguments``
+  absent, null or an object;
+* no float anywhere (a big integer becomes one), fewer than 100 containers, and the colons of the bytes
+  accounted for by the keys and the strings (the test :func:`parse_record` makes before its exact one).
+
+Text is escaped by :func:`~sessionview.core.text.escape_control` only where a byte scan of its UTF-8 finds a
+character it would change. With ``pairing=None`` the links to other records are left as :data:`HOLE` bytes
+and listed in :attr:`BruteRender.events`, for a process that renders a part of the file without knowing the
+records before it (see :mod:`sessionview.core.view.showpar`); :func:`fill` puts them in.
+"""
+
+from __future__ import annotations
+
+import re
+from json.encoder import encode_basestring as _encode_string  # what json.dumps(s, ensure_ascii=False) gives
+from typing import Any, Callable
+
+import orjson
+
+from sessionview.core.doc.pairing import Pairing
+from sessionview.core.formats.brute_message import KEYS, TOOL_CALL_KEYS
+from sessionview.core.text import escape_control
+from sessionview.core.view import render
+from sessionview.core.view.tools import LINES_CAP
+
+__all__ = ["HOLE", "BruteRender", "fill", "indent", "indent_into", "text_bytes"]
+
+#: where a link to another record goes in a rendering made without the records before it; no rendering
+#: holds a NUL byte otherwise (every control character from a file is escaped)
+HOLE = b"\x00"
+MAX_CONTAINERS = 100  # more may be nested deeper than Ruby's JSON.parse allows: the view path checks
+
+_KEYS = frozenset(KEYS)
+_CALL_KEYS = frozenset(TOOL_CALL_KEYS)
+_PRINTABLE_LINES = bytes(range(0x20, 0x7F)) + b"\n\t"
+# The bytes of a UTF-8 text that can belong to a character escape_control changes (C0 but newline and tab,
+# DEL, C1 and soft hyphen U+0080-U+00AD, U+061C, U+200B-U+200F, U+2028-U+202E, U+2066-U+2069, U+FEFF): the
+# controls, every lead byte (so that no two characters run together once the rest is deleted) and the
+# continuation bytes those characters use. What is left of a text is short; a pattern finds them in it.
+_KEEP = set(range(0x20)) - {0x09, 0x0A} | {0x7F} | set(range(0x80, 0xA0)) | set(range(0xA6, 0xAF)) | {0xBB, 0xBF} | set(range(0xC0, 0x100))
+_DROP = bytes(b for b in range(256) if b not in _KEEP)
+_NOT_CONTROL = bytes(b for b in range(256) if not (b < 0x20 and b not in (0x09, 0x0A) or b == 0x7F))
+_UNSAFE_UTF8 = re.compile(rb"\xc2[\x80-\x9f\xad]|\xd8\x9c|\xe2\x80[\x8b-\x8f\xa8-\xae]|\xe2\x81[\xa6-\xa9]|\xef\xbb\xbf")
+# the same for render's JSON: DEL, C1, U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069, U+2028, U+2029
+_JSON_UNSAFE_UTF8 = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xd8\x9c|\xe2\x80[\x8e\x8f\xa8-\xae]|\xe2\x81[\xa6-\xa9]")
+_JSON_OPTIONS = orjson.OPT_NON_STR_KEYS
+_INDENT = render.INDENT.encode()
+_INDENT2 = _INDENT * 2
+_NL_INDENT = b"\n" + _INDENT
+_EMPTY_LINE = b"\n" + _INDENT + b"\n"
+
+#: ``(number, ((call id, name), ...), (result's call id, ...))`` of a record whose links are holes, or
+#: ``(number, None, payload)`` for a record that another renderer fills in (see :func:`fill`)
+Event = tuple[int, Any, Any]
+
+
+def text_bytes(s: str) -> bytes:
+    """``escape_control(s).encode()``, by a byte scan where nothing needs escaping."""
+    if s.isascii():
+        b = s.encode("ascii")
+        return b if not b.translate(None, _PRINTABLE_LINES) else escape_control(s).encode("ascii")
+    try:
+        b = s.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate
+        return escape_control(s).encode("utf-8")
+    rest = b.translate(None, _DROP)
+    if rest and (rest.translate(None, _NOT_CONTROL) or _UNSAFE_UTF8.search(rest)):
+        return escape_control(s).encode("utf-8")
+    return b
+
+
+def _line(s: str) -> bytes:
+    return escape_control(s, one_line=True).encode("utf-8")
+
+
+def indent(b: bytes, prefix: bytes = _INDENT) -> bytes:
+    """:func:`render._indent` on UTF-8 bytes (the same steps: only newlines and the ASCII prefix are touched)."""
+    out = prefix + b.replace(b"\n", b"\n" + prefix)
+    bare = prefix.rstrip()
+    if bare == prefix:
+        return out
+    if b"\n\n" in b:
+        empty, short = b"\n" + prefix + b"\n", b"\n" + bare + b"\n"
+        out = out.replace(empty, short).replace(empty, short)
+    if not b or b[:1] == b"\n":
+        out = bare + out[len(prefix):]
+    if b and b[-1:] == b"\n":
+        out = out[: len(out) - len(prefix)] + bare
+    return out
+
+
+def indent_into(out: list[bytes], b: bytes) -> None:
+    """Append :func:`indent` of non-empty ``b`` with the prefix :data:`render.INDENT` to ``out`` (in pieces)."""
+    if b"\n" not in b:
+        out.append(_INDENT)
+        out.append(b)
+        return
+    body = b.replace(b"\n", _NL_INDENT)
+    if b"\n\n" in b:
+        body = body.replace(_EMPTY_LINE, b"\n\n")
+        if b"\n\n\n" in b:
+            body = body.replace(_EMPTY_LINE, b"\n\n")
+    if b[-1:] == b"\n":
+        body = body[: len(body) - len(_INDENT)]
+    if b[:1] != b"\n":
+        out.append(_INDENT)
+    out.append(body)
+
+
+def _scalar(v: Any) -> str | None:
+    """``json.dumps(v, ensure_ascii=False)`` of a scalar, or None (a float, a container: not handled here)."""
+    t = type(v)
+    if t is str:
+        return _encode_string(v)
+    if t is int:
+        return int.__repr__(v)
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    return None
+
+
+class _Unsure(Exception):
+    """The record is not one this module renders: the caller takes the view path."""
+
+
+def _escaped_colon(raw: bytes) -> bool:
+    """Whether ``raw`` holds ``\\u003a`` or ``\\u003A`` (by one search for the common part)."""
+    i = raw.find(b"\\u003")
+    while i != -1:
+        if raw[i + 5:i + 6] in (b"a", b"A"):
+            return True
+        i = raw.find(b"\\u003", i + 5)
+    return False
+
+
+def _counts(v: Any) -> tuple[int, int, int]:
+    """Keys, colons in string values and containers of a parsed value (as ``parse._walk``); raises
+    :class:`_Unsure` on a float."""
+    keys = colons = containers = 0
+    stack = [v]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        x = pop()
+        t = type(x)
+        if t is str:
+            colons += x.count(":")
+        elif t is dict:
+            keys += len(x)
+            containers += 1
+            push(x.values())
+        elif t is list:
+            containers += 1
+            push(x)
+        elif t is float:
+            raise _Unsure
+    return keys, colons, containers
+
+
+_ARGS_INDENT = _INDENT2 + b"  "
+_BLOCK = _INDENT2 + b"    | "
+
+
+def _arguments(args: Any) -> tuple[bytes, int, int, int] | None:
+    """``indent(text_bytes(render.arguments_text(args)), 8 spaces)`` with the keys, string colons and
+    containers of ``args`` (a parsed value: an object, or None), or None on a float. A flat object of scalars
+    and multi-line strings is rendered here (as ``tools.generic`` does), anything else by ``render``."""
+    if type(args) is dict and args:
+        lines = [_INDENT2 + b"{"]
+        last = len(args) - 1
+        count = 2
+        colons = 0
+        for i, (k, v) in enumerate(args.items()):
+            t = type(v)
+            key = text_bytes(_encode_string(k))
+            if t is str and "\n" in v.strip("\n"):  # a block of text, without its comma
+                b = text_bytes(v)
+                colons += b.count(b":")
+                count += 2 + b.count(b"\n")
+                lines.append(_ARGS_INDENT + key + b": \xe2\x8f\x8e")  # ⏎
+                lines.append(indent(b, _BLOCK))
+                continue
+            scalar = _scalar(v)
+            if scalar is None:
+                return _generic(args)
+            b = text_bytes(scalar)
+            if t is str:
+                colons += b.count(b":")
+            lines.append(_ARGS_INDENT + key + b": " + b + (b"," if i < last else b""))
+            count += 1
+        if count > LINES_CAP:
+            return _generic(args)
+        lines.append(_INDENT2 + b"}")
+        return b"\n".join(lines), len(args), colons, 1
+    return _generic(args)
+
+
+def _generic(args: Any) -> tuple[bytes, int, int, int] | None:
+    try:
+        keys, colons, containers = _counts(args)
+    except _Unsure:
+        return None
+    return indent(text_bytes(render.arguments_text(args)), _INDENT2), keys, colons, containers
+
+
+_Read = tuple[str, Any, list[tuple[str, str, Any]], "str | None", bool, int]
+_EMPTY = _INDENT2 + b"{}"  # the arguments of a call without any
+
+
+class BruteRender:
+    """Renderings of Brute records from their bytes (see the module). ``pairing`` is the running pairing the
+    view path shares (updated as :meth:`RunningPairing.see` would); None: links are :data:`HOLE` bytes, and
+    :attr:`events` gets ``(number, calls, results)`` for each record with calls or results, where ``calls``
+    is ``((id, name), ...)`` and ``results`` the call ids of its results, in the order of the holes:
+    each result's, then each call's."""
+
+    def __init__(self, pairing: Pairing | None) -> None:
+        self.pairing = pairing
+        self.events: list[Event] = []
+
+    @staticmethod
+    def _read(raw: bytes, rendered: bool) -> _Read | None:
+        """``(role, text, calls, result call id, is a tool result, length of the text)`` of a record this module is sure of; each
+        call ``(id, name, arguments)``. ``rendered``: the text is :func:`text_bytes` of it and the arguments
+        their rendering (see :func:`_arguments`); else both as parsed."""
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return None
+        if type(value) is not dict:
+            return None
+        for k in value:
+            if k not in _KEYS:
+                return None
+        role = value.get("role")
+        content = value.get("content")
+        call_id = value.get("tool_call_id")
+        if type(role) is not str or not role or value.get("reasoning") is not None:
+            return None
+        if call_id is not None and type(call_id) is not str:
+            return None
+        text: Any
+        if content is None:
+            text = b"" if rendered else ""
+            colons = 0
+        elif type(content) is str:
+            if content.startswith("[compacted:"):
+                return None
+            if rendered:
+                text = text_bytes(content)
+                colons = text.count(b":")
+            else:
+                text = content
+                colons = content.count(":")
+        else:
+            return None
+        keys = len(value)
+        colons += role.count(":") + (call_id.count(":") if call_id else 0)
+        containers = 1
+        calls: list[tuple[str, str, Any]] = []
+        raw_calls = value.get("tool_calls")
+        if raw_calls is not None:
+            if type(raw_calls) is not list:
+                return None
+            containers += 1
+            for c in raw_calls:
+                if type(c) is not dict or "id" not in c or "name" not in c:
+                    return None
+                for k in c:
+                    if k not in _CALL_KEYS:
+                        return None
+                cid, name = c["id"], c["name"]
+                if type(cid) is not str or type(name) is not str:
+                    return None
+                keys += len(c)
+                containers += 1
+                colons += cid.count(":") + name.count(":")
+                if "arguments" not in c:
+                    calls.append((cid, name, _EMPTY if rendered else {}))
+                    continue
+                args = c["arguments"]
+                if args is not None and type(args) is not dict:
+                    return None
+                if rendered:
+                    got = _arguments(args)
+                    if got is None:
+                        return None
+                    calls.append((cid, name, got[0]))
+                    keys, colons, containers = keys + got[1], colons + got[2], containers + got[3]
+                else:
+                    try:
+                        k2, c2, n2 = _counts(args)
+                    except _Unsure:
+                        return None
+                    keys, colons, containers = keys + k2, colons + c2, containers + n2
+                    calls.append((cid, name, args))
+        if containers > MAX_CONTAINERS:
+            return None
+        found = raw.count(b":")
+        if found > keys and (found - colons > keys or _escaped_colon(raw)):
+            return None  # maybe a duplicate key: parse_record decides
+        return role, text, calls, call_id, role == "tool", len(content) if content else 0
+
+    def text(self, number: int, raw: bytes, out: list[bytes]) -> bool:
+        """Append to ``out`` the pieces of what ``view_text`` gives for record ``number`` (``raw``: its bytes),
+        UTF-8; False (``out`` untouched): not sure."""
+        got = self._read(raw, True)
+        if got is None:
+            return False
+        role, text, calls, call_id, is_result, length = got
+        p = self.pairing
+        if p is not None:  # RunningPairing.see
+            pc = p.calls
+            for cid, name, _ in calls:
+                if cid not in pc:
+                    pc[cid] = number
+                    p.names[cid] = name
+            if is_result and call_id is not None and call_id in pc:
+                p.results.setdefault(call_id, []).append(number)
+        elif calls or is_result:
+            self.events.append((number, tuple((c[0], c[1]) for c in calls), (call_id,) if is_result else ()))
+        head = b"#%d %s" % (number, _line(role))
+        if text:
+            tokens = (length + 3) // 4
+            head += b"  (~%d token%s)" % (tokens, b"" if tokens == 1 else b"s")
+        out.append(head)
+        if is_result:
+            cid = _line(call_id or "(no id)")
+            out.append(b"\n    <- result of %s%s" % (cid, HOLE if p is None else result_link(p, call_id)))
+        if text:
+            out.append(b"\n")
+            indent_into(out, text)
+        for cid, name, args in calls:
+            link = HOLE if p is None else call_link(p, cid)
+            out.append(b"\n    -> tool call %s [%s]%s\n" % (_line(name), _line(cid or "(no id)"), link))
+            out.append(args)
+        return True
+
+    def json(self, number: int, raw: bytes) -> bytes | None:
+        """What ``view_json`` gives for record ``number``, UTF-8; None: not sure."""
+        got = self._read(raw, False)
+        if got is None:
+            return None
+        role, text, calls, call_id, is_result, _ = got
+        d: dict[str, Any] = {"n": number, "kind": "message", "timestamp": None, "role": role, "text": text}
+        if calls:
+            d["tool_calls"] = [{"id": cid, "name": name, "arguments": args} for cid, name, args in calls]
+        if is_result:
+            d["tool_results"] = [{"call_id": call_id, "content": text, "is_error": None}]
+        try:
+            b = orjson.dumps(d, option=_JSON_OPTIONS)
+        except (TypeError, orjson.JSONEncodeError):
+            return None
+        if b"\x7f" not in b if b.isascii() else not _JSON_UNSAFE_UTF8.search(b.translate(None, _DROP)):
+            return b
+        return render._JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", b.decode("utf-8")).encode("utf-8")
+
+
+def result_link(p: Pairing, call_id: str | None) -> bytes:
+    """What follows ``<- result of ID`` in ``view_text``: the tool's name and the call's record."""
+    call_at = p.call_of(call_id)
+    name = p.names.get(call_id or "", "")
+    link = b" from #%d" % call_at if call_at is not None else b" (no matching call)"
+    return (b" " + _line(name) + link) if name else link
+
+
+def call_link(p: Pairing, call_id: str) -> bytes:
+    """What follows ``-> tool call NAME [ID]`` in ``view_text`` while the file is read: its result's record."""
+    at = p.result_of(call_id) if call_id else None
+    return b" -> result #%d" % at if at is not None else b""
+
+
+def fill(parts: list[bytes], events: list[Event], p: Pairing, other: Callable[[Any], bytes]) -> list[bytes]:
+    """The pieces of a rendering made with ``pairing=None`` (split at :data:`HOLE`), with the links that
+    ``p`` gives put in (and ``p`` updated by each record's calls and results, in order). An event
+    ``(number, None, payload)`` stands for one hole that ``other(payload)`` fills (a record rendered here)."""
+    out = [parts[0]]
+    i = 1
+    pc, names, results = p.calls, p.names, p.results
+    for number, calls, call_ids in events:
+        if calls is None:
+            out.append(other(call_ids))
+            out.append(parts[i])
+            i += 1
+            continue
+        for cid, name in calls:
+            if cid not in pc:
+                pc[cid] = number
+                names[cid] = name
+        for call_id in call_ids:
+            if call_id is not None and call_id in pc:
+                results.setdefault(call_id, []).append(number)
+        for call_id in call_ids:
+            out.append(result_link(p, call_id))
+            out.append(parts[i])
+            i += 1
+        for cid, _ in calls:
+            out.append(call_link(p, cid))
+            out.append(parts[i])
+            i += 1
+    return out

@@ -1,0 +1,329 @@
+"""What ``sessionview show`` prints for a big JSONL file read once (:class:`~sessionview.core.streamview.StreamedSession`),
+as blocks of UTF-8 bytes: each record as ``view_text`` (or ``view_json``) renders its view, the first record
+in a block of its own (so that it can be printed at once), the rest in blocks of about :data:`BLOCK` bytes.
+
+Brute records are rendered from their bytes (:mod:`sessionview.core.view.fastrender`) wherever that renderer is
+sure, through the view otherwise; other formats through their views. A Brute file of :data:`PARALLEL_MIN_BYTES`
+or more is rendered on two cores: a forked child renders the records from the line nearest the middle byte on,
+into an unlinked temporary file, while this process renders and yields the first half; then this process
+relays the child's blocks in order, putting in the links to other records (a result's call, a call's result)
+that only the records before can give, and rendering itself the records the child left to the view path. The
+child reads the file through the same descriptor with ``pread``, and tells of each block it wrote through a
+pipe. Should it fail, this process renders the rest itself from the end of the child's last block; should
+this process stop early (a closed pipe: ``show | head``), :meth:`ShowStream.close` ends the child.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import struct
+import sys
+import tempfile
+from typing import Any, Iterator
+
+from sessionview.core.doc.linescan import SourceChanged
+from sessionview.core.doc.model import iter_merged
+from sessionview.core.streamview import CHUNK, LineReader, StreamedSession
+from sessionview.core.view import render
+from sessionview.core.view.fastrender import HOLE, BruteRender, Event, fill
+
+__all__ = ["BLOCK", "PARALLEL_MIN_BYTES", "ShowStream"]
+
+BLOCK = 1 << 20  # bytes of records joined into one write
+PARALLEL_MIN_BYTES = 32 * 1024 * 1024  # below this a second process costs more than it saves
+SPLIT = 0.5  # where the child's part starts, as a share of the file's bytes
+_HEADER = struct.Struct("<BQQQQQ")  # kind, blob bytes, events bytes, first and last record, the byte after them
+_DATA, _END, _ERROR = 0, 1, 2
+
+
+class ShowStream:
+    """The blocks ``show`` prints for ``stream`` (:meth:`blocks`, once); then :attr:`count` (records),
+    :attr:`messages` (views printed: records merged into one count once) and :attr:`shown` (records printed)."""
+
+    def __init__(self, stream: StreamedSession, json: bool = False, width: int = 0, workers: int = 2) -> None:
+        self.stream = stream
+        self.json = json
+        self.width = width
+        self.workers = workers
+        self.pairing = render.RunningPairing()
+        self.count = self.messages = self.shown = 0
+        self._child: tuple[int, int, Any] | None = None  # pid, the pipe it reports through, its temporary file
+
+    def blocks(self) -> Iterator[bytes]:
+        try:
+            if self.stream.adapter.name != "brute":
+                yield from self._view_blocks()
+                return
+            fast = BruteRender(self.pairing)
+            parts: list[bytes] = []
+            n = 0
+            for raw, term, size, parsed in self.stream.head:
+                n += 1
+                self._one(fast, n, raw, term, size, parts, parsed)
+                if n <= 2:  # the first records at once
+                    yield b"".join(parts)
+                    parts = []
+            self.stream.head = []
+            mid = self._start_child()
+            n = yield from self._render(fast, iter(self.stream.lines), n, parts)
+            self.count = n
+            if mid is not None:
+                yield from self._relay(fast, n, mid)
+            self.messages = self.shown = self.count
+        finally:
+            self.close()
+
+    def _render(self, fast: BruteRender, lines: Iterator[tuple[bytes, bytes, int]], n: int, parts: list[bytes]) -> Iterator[bytes]:
+        """Blocks of the records of ``lines``, numbered from ``n + 1``; returns the last number."""
+        held = 0
+        one = self._one
+        for raw, term, size in lines:
+            n += 1
+            one(fast, n, raw, term, size, parts)
+            held += size
+            if held > BLOCK or n <= 2:
+                yield b"".join(parts)
+                parts.clear()
+                held = 0
+        if parts:
+            yield b"".join(parts)
+            parts.clear()
+        return n
+
+    def _one(self, fast: BruteRender, n: int, raw: bytes, term: bytes, size: int, parts: list[bytes], parsed: Any = None) -> None:
+        """Append record ``n`` to ``parts``: from its bytes where ``fast`` is sure, else through its view."""
+        if size <= self.stream.cap + 2 and len(raw) <= self.stream.cap:
+            if self.json:
+                b = fast.json(n, raw)
+                if b is not None:
+                    parts.append(b)
+                    parts.append(b"\n")
+                    return
+            else:
+                parts.append(b"\n")
+                if fast.text(n, raw, parts):
+                    parts.append(b"\n")
+                    return
+                parts.pop()
+        parts.append(self._view_bytes(self.stream.view(n, raw, term, size, parsed)))
+
+    def _view_bytes(self, view: Any) -> bytes:
+        if self.json:
+            return (render.view_json(view) + "\n").encode("utf-8", "backslashreplace")
+        self.pairing.see(view)
+        text = render.view_text(view, self.pairing, width=self.width, subagent_calls={})
+        return ("\n" + text + "\n").encode("utf-8", "backslashreplace")
+
+    # -- two processes -------------------------------------------------------------------------------
+
+    def _start_child(self) -> int | None:
+        """Fork the child that renders from the line nearest the middle on; its first byte, or None."""
+        stream = self.stream
+        if (
+            self.workers < 2
+            or not hasattr(os, "fork")
+            or not sys.platform.startswith("linux")
+            or (os.cpu_count() or 1) < 2
+            or stream.size < PARALLEL_MIN_BYTES
+        ):
+            return None
+        mid = _line_end(stream.fd, max(int(stream.size * SPLIT), stream.reader.pos), stream.size)
+        if mid is None:
+            return None
+        try:
+            tmp = tempfile.TemporaryFile(prefix="sessionview-show-")
+        except OSError:
+            return None
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: the second half, then exit without running this process's cleanup
+            code = 0
+            try:
+                os.close(r)
+                self._child_main(mid, w, tmp.fileno())
+            except BaseException:  # noqa: BLE001 - the parent renders the rest itself
+                code = 1
+            finally:
+                os._exit(code)
+        os.close(w)
+        stream.reader.end = mid
+        self._child = (pid, r, tmp)
+        return mid
+
+    def _child_main(self, mid: int, w: int, out: int) -> None:
+        stream = self.stream
+        first = n = _count_lines(stream.fd, mid)
+        fast = BruteRender(None)
+        events = fast.events
+        parts: list[bytes] = []
+        pos, held = mid, 0
+        cap = stream.cap
+        text = not self.json
+        try:
+            for raw, term, size in LineReader(stream.fd, mid, stream.size, cap):
+                n += 1
+                pos += size
+                done = False
+                if size <= cap + 2 and len(raw) <= cap:
+                    if text:
+                        parts.append(b"\n")
+                        done = fast.text(n, raw, parts)
+                        if done:
+                            parts.append(b"\n")
+                        else:
+                            parts.pop()
+                    else:
+                        b = fast.json(n, raw)
+                        done = b is not None
+                        if done:
+                            parts.append(b)
+                            parts.append(b"\n")
+                if not done:
+                    events.append((n, None, (raw, term, size)))
+                    parts.append(HOLE)
+                held += size
+                if held > BLOCK:
+                    _frame(w, out, _DATA, parts, events, first + 1, n, pos)
+                    first = n
+                    parts.clear()
+                    events.clear()
+                    held = 0
+            if parts:
+                _frame(w, out, _DATA, parts, events, first + 1, n, pos)
+            _frame(w, out, _END, [], [], n + 1, n, pos)
+        except BaseException as exc:  # noqa: BLE001 - handed to the parent
+            try:
+                data = pickle.dumps(exc)
+            except Exception:  # noqa: BLE001
+                data = pickle.dumps(RuntimeError(f"{type(exc).__name__}: {exc}"))
+            _frame(w, out, _ERROR, [data], [], first + 1, n, pos)
+
+    def _relay(self, fast: BruteRender, n: int, mid: int) -> Iterator[bytes]:
+        """The child's blocks, in order, with their links put in; the rest rendered here if the child failed."""
+        assert self._child is not None
+        _, r, tmp = self._child
+        fd = tmp.fileno()
+        off = 0
+        pos = mid
+        while True:
+            header = _read_exact(r, _HEADER.size)
+            if header is None:
+                break  # the child ended without a word: render the rest here
+            kind, nb, ne, first, last, end = _HEADER.unpack(header)
+            blob = _pread_exact(fd, nb, off)
+            events: list[Event] = pickle.loads(_pread_exact(fd, ne, off + nb)) if ne else []
+            off += nb + ne
+            if kind == _ERROR:
+                exc = pickle.loads(blob)
+                if isinstance(exc, SourceChanged):
+                    raise exc
+                break  # render the rest here
+            if first != n + 1:
+                raise SourceChanged(f"the lines before byte {mid} changed while the file was read")
+            if kind == _END:
+                self.count = n
+                return
+            yield b"".join(fill(blob.split(HOLE), events, self.pairing, self._other)) if events else blob
+            n, pos = last, end
+            self.count = n
+        self.close()
+        self.count = yield from self._render(fast, iter(LineReader(self.stream.fd, pos, self.stream.size, self.stream.cap)), n, [])
+
+    def _other(self, number: int, line: tuple[bytes, bytes, int]) -> bytes:
+        raw, term, size = line
+        return self._view_bytes(self.stream.view(number, raw, term, size))
+
+    def _view_blocks(self) -> Iterator[bytes]:
+        """Any format, through the views (merged where a format streams one message in several records)."""
+        parts: list[str] = []
+        held = 0
+        pairing = self.pairing
+        for view in iter_merged(self.stream.views()):
+            if self.json:
+                text = render.view_json(view) + "\n"
+            else:
+                pairing.see(view)
+                text = "\n" + render.view_text(view, pairing, width=self.width, subagent_calls={}) + "\n"
+            parts.append(text)
+            held += len(text)
+            self.shown += len(view.numbers)
+            self.messages += 1
+            if held > BLOCK or self.messages == 1:
+                yield "".join(parts).encode("utf-8", "backslashreplace")
+                parts, held = [], 0
+        self.count = self.stream.count
+        if parts:
+            yield "".join(parts).encode("utf-8", "backslashreplace")
+
+    def close(self) -> None:
+        """End the child, if it still runs, and drop its file."""
+        child, self._child = self._child, None
+        if child is None:
+            return
+        pid, r, tmp = child
+        try:
+            os.kill(pid, 9)
+        except ProcessLookupError:
+            pass
+        os.waitpid(pid, 0)
+        os.close(r)
+        tmp.close()
+
+
+def _line_end(fd: int, at: int, size: int) -> int | None:
+    """The byte after the first newline at or after ``at`` (before ``size``), or None."""
+    pos = at
+    while pos < size:
+        chunk = os.pread(fd, min(CHUNK, size - pos), pos)
+        if not chunk:
+            return None
+        i = chunk.find(b"\n")
+        if i != -1:
+            return pos + i + 1 if pos + i + 1 < size else None
+        pos += len(chunk)
+    return None
+
+
+def _count_lines(fd: int, end: int) -> int:
+    """The newlines before byte ``end``: the records before the line that starts there."""
+    n = pos = 0
+    while pos < end:
+        chunk = os.pread(fd, min(4 * CHUNK, end - pos), pos)
+        if not chunk:
+            raise SourceChanged(f"file ended at byte {pos}, expected {end}")
+        n += chunk.count(b"\n")
+        pos += len(chunk)
+    return n
+
+
+def _frame(w: int, out: int, kind: int, parts: list[bytes], events: list[Event], first: int, last: int, end: int) -> None:
+    blob = b"".join(parts)
+    ev = pickle.dumps(events, protocol=pickle.HIGHEST_PROTOCOL) if events else b""
+    for data in (blob, ev):
+        view = memoryview(data)
+        while view:
+            view = view[os.write(out, view):]
+    os.write(w, _HEADER.pack(kind, len(blob), len(ev), first, last, end))
+
+
+def _read_exact(fd: int, n: int) -> bytes | None:
+    data = b""
+    while len(data) < n:
+        got = os.read(fd, n - len(data))
+        if not got:
+            return None
+        data += got
+    return data
+
+
+def _pread_exact(fd: int, n: int, off: int) -> bytes:
+    parts = []
+    while n > 0:
+        got = os.pread(fd, n, off)
+        if not got:
+            raise OSError(f"the temporary file of the second half ended early at byte {off}")
+        parts.append(got)
+        n -= len(got)
+        off += len(got)
+    return b"".join(parts)
