@@ -340,8 +340,7 @@ class BruteRender:
             head += b"  (~%d token%s)" % (tokens, b"" if tokens == 1 else b"s")
         out.append(head)
         if is_result:
-            cid = _line(call_id or "(no id)")
-            out.append(b"\n    <- result of %s%s" % (cid, HOLE if p is None else result_link(p, call_id)))
+            out.append(b"\n    <- result of %s%s" % (_line(call_id or "(no id)"), HOLE if p is None else result_link(p, call_id)))
         if text:
             out.append(b"\n")
             indent_into(out, text)
@@ -385,16 +384,17 @@ def call_link(p: Pairing, call_id: str) -> bytes:
     return b" -> result #%d" % at if at is not None else b""
 
 
-def fill(parts: list[bytes], events: list[Event], p: Pairing, other: Callable[[Any], bytes]) -> list[bytes]:
+def fill(parts: list[bytes], events: list[Event], p: Pairing, other: Callable[[int, Any], bytes]) -> list[bytes]:
     """The pieces of a rendering made with ``pairing=None`` (split at :data:`HOLE`), with the links that
     ``p`` gives put in (and ``p`` updated by each record's calls and results, in order). An event
-    ``(number, None, payload)`` stands for one hole that ``other(payload)`` fills (a record rendered here)."""
+    ``(number, None, payload)`` stands for one hole that ``other(number, payload)`` fills (a record rendered
+    there, which updates ``p`` itself)."""
     out = [parts[0]]
     i = 1
     pc, names, results = p.calls, p.names, p.results
     for number, calls, call_ids in events:
         if calls is None:
-            out.append(other(call_ids))
+            out.append(other(number, call_ids))
             out.append(parts[i])
             i += 1
             continue

@@ -20,7 +20,7 @@ import pickle
 import struct
 import sys
 import tempfile
-from typing import Any, Iterator
+from typing import Any, Generator, Iterator
 
 from sessionview.core.doc.linescan import SourceChanged
 from sessionview.core.doc.model import iter_merged
@@ -48,6 +48,7 @@ class ShowStream:
         self.workers = workers
         self.pairing = render.RunningPairing()
         self.count = self.messages = self.shown = 0
+        self.split: int | None = None  # the byte where the child's part starts (None: rendered in one process)
         self._child: tuple[int, int, Any] | None = None  # pid, the pipe it reports through, its temporary file
 
     def blocks(self) -> Iterator[bytes]:
@@ -74,7 +75,9 @@ class ShowStream:
         finally:
             self.close()
 
-    def _render(self, fast: BruteRender, lines: Iterator[tuple[bytes, bytes, int]], n: int, parts: list[bytes]) -> Iterator[bytes]:
+    def _render(
+        self, fast: BruteRender, lines: Iterator[tuple[bytes, bytes, int]], n: int, parts: list[bytes]
+    ) -> Generator[bytes, None, int]:
         """Blocks of the records of ``lines``, numbered from ``n + 1``; returns the last number."""
         held = 0
         one = self._one
@@ -149,18 +152,21 @@ class ShowStream:
         os.close(w)
         stream.reader.end = mid
         self._child = (pid, r, tmp)
+        self.split = mid
         return mid
 
     def _child_main(self, mid: int, w: int, out: int) -> None:
         stream = self.stream
-        first = n = _count_lines(stream.fd, mid)
+        first = n = 0
         fast = BruteRender(None)
         events = fast.events
         parts: list[bytes] = []
         pos, held = mid, 0
         cap = stream.cap
         text = not self.json
+        frames = _Frames(w, out)
         try:
+            first = n = _count_lines(stream.fd, mid)
             for raw, term, size in LineReader(stream.fd, mid, stream.size, cap):
                 n += 1
                 pos += size
@@ -175,8 +181,8 @@ class ShowStream:
                             parts.pop()
                     else:
                         b = fast.json(n, raw)
-                        done = b is not None
-                        if done:
+                        if b is not None:
+                            done = True
                             parts.append(b)
                             parts.append(b"\n")
                 if not done:
@@ -184,20 +190,20 @@ class ShowStream:
                     parts.append(HOLE)
                 held += size
                 if held > BLOCK:
-                    _frame(w, out, _DATA, parts, events, first + 1, n, pos)
+                    frames.write(_DATA, parts, events, first + 1, n, pos)
                     first = n
                     parts.clear()
                     events.clear()
                     held = 0
             if parts:
-                _frame(w, out, _DATA, parts, events, first + 1, n, pos)
-            _frame(w, out, _END, [], [], n + 1, n, pos)
+                frames.write(_DATA, parts, events, first + 1, n, pos)
+            frames.write(_END, [], [], n + 1, n, pos)
         except BaseException as exc:  # noqa: BLE001 - handed to the parent
             try:
                 data = pickle.dumps(exc)
             except Exception:  # noqa: BLE001
                 data = pickle.dumps(RuntimeError(f"{type(exc).__name__}: {exc}"))
-            _frame(w, out, _ERROR, [data], [], first + 1, n, pos)
+            frames.write(_ERROR, [data], [], first + 1, n, pos)
 
     def _relay(self, fast: BruteRender, n: int, mid: int) -> Iterator[bytes]:
         """The child's blocks, in order, with their links put in; the rest rendered here if the child failed."""
@@ -215,7 +221,10 @@ class ShowStream:
             events: list[Event] = pickle.loads(_pread_exact(fd, ne, off + nb)) if ne else []
             off += nb + ne
             if kind == _ERROR:
-                exc = pickle.loads(blob)
+                try:
+                    exc = pickle.loads(blob)
+                except Exception:  # noqa: BLE001 - whatever it was, the rest is rendered here
+                    exc = None
                 if isinstance(exc, SourceChanged):
                     raise exc
                 break  # render the rest here
@@ -297,14 +306,27 @@ def _count_lines(fd: int, end: int) -> int:
     return n
 
 
-def _frame(w: int, out: int, kind: int, parts: list[bytes], events: list[Event], first: int, last: int, end: int) -> None:
-    blob = b"".join(parts)
-    ev = pickle.dumps(events, protocol=pickle.HIGHEST_PROTOCOL) if events else b""
-    for data in (blob, ev):
-        view = memoryview(data)
-        while view:
-            view = view[os.write(out, view):]
-    os.write(w, _HEADER.pack(kind, len(blob), len(ev), first, last, end))
+class _Frames:
+    """The child's side: each block's bytes written to ``out`` at the end of the blocks before (so that a
+    block that could not be written whole is overwritten by the next), then its header sent through ``w``."""
+
+    def __init__(self, w: int, out: int) -> None:
+        self.w = w
+        self.out = out
+        self.off = 0
+
+    def write(self, kind: int, parts: list[bytes], events: list[Event], first: int, last: int, end: int) -> None:
+        blob = b"".join(parts)
+        ev = pickle.dumps(events, protocol=pickle.HIGHEST_PROTOCOL) if events else b""
+        off = self.off
+        for data in (blob, ev):
+            view = memoryview(data)
+            while view:
+                done = os.pwrite(self.out, view, off)
+                view = view[done:]
+                off += done
+        os.write(self.w, _HEADER.pack(kind, len(blob), len(ev), first, last, end))
+        self.off = off
 
 
 def _read_exact(fd: int, n: int) -> bytes | None:
