@@ -13,7 +13,7 @@ import os
 from typing import Iterator
 
 from sessionview.core import formats, jsondoc, littleghost
-from sessionview.core.doc.document import BOM, open_regular, split_terminator
+from sessionview.core.doc.document import BOM, open_regular
 from sessionview.core.doc.linescan import SourceChanged
 from sessionview.core.doc.model import View
 from sessionview.core.doc.parse import DEFAULT_CAP, Parsed, Status, parse_record
@@ -64,10 +64,11 @@ class LineReader:
             start = 0
             find = data.find
             i = find(b"\n")
-            while i != -1:
-                line = data[start:i + 1]
-                raw, term = split_terminator(line)
-                yield raw, term, len(line)
+            while i != -1:  # split_terminator, without a copy of the line first
+                if i > start and data[i - 1] == 13:
+                    yield data[start:i - 1], b"\r\n", i + 1 - start
+                else:
+                    yield data[start:i], b"\n", i + 1 - start
                 start = i + 1
                 i = find(b"\n", start)
             rest = data[start:]

@@ -24,7 +24,6 @@ records before it (see :mod:`sessionview.core.view.showpar`); :func:`fill` puts 
 from __future__ import annotations
 
 import re
-from json.encoder import encode_basestring as _encode_string  # what json.dumps(s, ensure_ascii=False) gives
 from typing import Any, Callable
 
 import orjson
@@ -44,7 +43,8 @@ MAX_CONTAINERS = 100  # more may be nested deeper than Ruby's JSON.parse allows:
 
 _KEYS = frozenset(KEYS)
 _CALL_KEYS = frozenset(TOOL_CALL_KEYS)
-_PRINTABLE_LINES = bytes(range(0x20, 0x7F)) + b"\n\t"
+_PRINTABLE = bytes(range(0x20, 0x7F))
+_PRINTABLE_LINES = _PRINTABLE + b"\n\t"
 # The bytes of a UTF-8 text that can belong to a character escape_control changes (C0 but newline and tab,
 # DEL, C1 and soft hyphen U+0080-U+00AD, U+061C, U+200B-U+200F, U+2028-U+202E, U+2066-U+2069, U+FEFF): the
 # controls, every lead byte (so that no two characters run together once the rest is deleted) and the
@@ -81,8 +81,35 @@ def text_bytes(s: str) -> bytes:
     return b
 
 
+def safe_bytes(b: bytes) -> bytes:
+    """``escape_control(b.decode()).encode()`` of UTF-8 bytes, by a byte scan where nothing needs escaping."""
+    if b.isascii():
+        return b if not b.translate(None, _PRINTABLE_LINES) else escape_control(b.decode("ascii")).encode("ascii")
+    rest = b.translate(None, _DROP)
+    if rest and (rest.translate(None, _NOT_CONTROL) or _UNSAFE_UTF8.search(rest)):
+        return escape_control(b.decode("utf-8")).encode("utf-8")
+    return b
+
+
 def _line(s: str) -> bytes:
+    """``escape_control(s, one_line=True).encode()``."""
+    if s.isascii():
+        b = s.encode("ascii")
+        if not b.translate(None, _PRINTABLE):
+            return b
     return escape_control(s, one_line=True).encode("utf-8")
+
+
+_LINES: dict[str, bytes] = {}  # roles and tool names: few, and on every record
+
+
+def _line_cached(s: str) -> bytes:
+    b = _LINES.get(s)
+    if b is None:
+        b = _line(s)
+        if len(_LINES) < 4096:
+            _LINES[s] = b
+    return b
 
 
 def indent(b: bytes, prefix: bytes = _INDENT) -> bytes:
@@ -119,22 +146,6 @@ def indent_into(out: list[bytes], b: bytes) -> None:
     out.append(body)
 
 
-def _scalar(v: Any) -> str | None:
-    """``json.dumps(v, ensure_ascii=False)`` of a scalar, or None (a float, a container: not handled here)."""
-    t = type(v)
-    if t is str:
-        return _encode_string(v)
-    if t is int:
-        return int.__repr__(v)
-    if v is None:
-        return "null"
-    if v is True:
-        return "true"
-    if v is False:
-        return "false"
-    return None
-
-
 class _Unsure(Exception):
     """The record is not one this module renders: the caller takes the view path."""
 
@@ -149,10 +160,11 @@ def _escaped_colon(raw: bytes) -> bool:
     return False
 
 
-def _counts(v: Any) -> tuple[int, int, int]:
-    """Keys, colons in string values and containers of a parsed value (as ``parse._walk``); raises
-    :class:`_Unsure` on a float."""
+def _counts(v: Any) -> tuple[int, int, int, bool]:
+    """Keys, colons in string values and containers of a parsed value (as ``parse._walk``), and whether a
+    string in it is a block of text for ``tools.generic`` (a newline inside); raises :class:`_Unsure` on a float."""
     keys = colons = containers = 0
+    blocks = False
     stack = [v]
     pop, push = stack.pop, stack.extend
     while stack:
@@ -160,6 +172,8 @@ def _counts(v: Any) -> tuple[int, int, int]:
         t = type(x)
         if t is str:
             colons += x.count(":")
+            if not blocks and "\n" in x and "\n" in x.strip("\n"):
+                blocks = True
         elif t is dict:
             keys += len(x)
             containers += 1
@@ -169,57 +183,82 @@ def _counts(v: Any) -> tuple[int, int, int]:
             push(x)
         elif t is float:
             raise _Unsure
-    return keys, colons, containers
+    return keys, colons, containers, blocks
 
 
 _ARGS_INDENT = _INDENT2 + b"  "
 _BLOCK = _INDENT2 + b"    | "
+_NL_INDENT2 = b"\n" + _INDENT2
+_PRETTY = orjson.OPT_INDENT_2
+MAX_ARGS_CONTAINERS = 64  # tools.generic shows what is nested deeper than 64 as a note: not done here
 
 
 def _arguments(args: Any) -> tuple[bytes, int, int, int] | None:
     """``indent(text_bytes(render.arguments_text(args)), 8 spaces)`` with the keys, string colons and
-    containers of ``args`` (a parsed value: an object, or None), or None on a float. A flat object of scalars
-    and multi-line strings is rendered here (as ``tools.generic`` does), anything else by ``render``."""
-    if type(args) is dict and args:
-        lines = [_INDENT2 + b"{"]
-        last = len(args) - 1
-        count = 2
-        colons = 0
-        for i, (k, v) in enumerate(args.items()):
-            t = type(v)
-            key = text_bytes(_encode_string(k))
-            if t is str and "\n" in v.strip("\n"):  # a block of text, without its comma
-                b = text_bytes(v)
-                colons += b.count(b":")
-                count += 2 + b.count(b"\n")
-                lines.append(_ARGS_INDENT + key + b": \xe2\x8f\x8e")  # ⏎
-                lines.append(indent(b, _BLOCK))
-                continue
-            scalar = _scalar(v)
-            if scalar is None:
-                return _generic(args)
-            b = text_bytes(scalar)
-            if t is str:
-                colons += b.count(b":")
-            lines.append(_ARGS_INDENT + key + b": " + b + (b"," if i < last else b""))
-            count += 1
-        if count > LINES_CAP:
-            return _generic(args)
-        lines.append(_INDENT2 + b"}")
-        return b"\n".join(lines), len(args), colons, 1
-    return _generic(args)
-
-
-def _generic(args: Any) -> tuple[bytes, int, int, int] | None:
-    try:
-        keys, colons, containers = _counts(args)
-    except _Unsure:
-        return None
+    containers of ``args`` (a parsed object, or None), or None on a float. Without a block of text (a string
+    with a newline inside), ``tools.generic`` writes what orjson's indented JSON is (the same escapes, the same
+    layout); a flat object with blocks is rendered here; anything else by ``render``."""
+    if args is None:
+        return _NULL, 0, 0, 0
+    flat = True
+    colons = 0
+    blocks = False
+    for v in args.values():
+        t = type(v)
+        if t is str:
+            colons += v.count(":")
+            if not blocks and "\n" in v and "\n" in v.strip("\n"):
+                blocks = True
+        elif t is dict or t is list:
+            flat = False
+            break
+        elif t is float:
+            return None
+    if flat:
+        keys, containers = len(args), 1
+    else:
+        try:
+            keys, colons, containers, blocks = _counts(args)
+        except _Unsure:
+            return None
+        if containers > MAX_ARGS_CONTAINERS:
+            return indent(text_bytes(render.arguments_text(args)), _INDENT2), keys, colons, containers
+    if not blocks:
+        b = orjson.dumps(args, option=_PRETTY)
+        if b.count(b"\n") < LINES_CAP:
+            return _INDENT2 + safe_bytes(b).replace(b"\n", _NL_INDENT2), keys, colons, containers
+    elif flat:
+        b = _flat_blocks(args)
+        if b is not None:
+            return b, keys, colons, containers
     return indent(text_bytes(render.arguments_text(args)), _INDENT2), keys, colons, containers
+
+
+def _flat_blocks(args: dict[str, Any]) -> bytes | None:
+    """What ``tools.generic`` gives for a flat object of scalars and blocks of text, indented by 8 spaces; None
+    over its cap of lines."""
+    lines = [_INDENT2 + b"{"]
+    last = len(args) - 1
+    count = 2
+    for i, (k, v) in enumerate(args.items()):
+        key = safe_bytes(orjson.dumps(k))
+        if type(v) is str and "\n" in v.strip("\n"):  # a block of text, without its comma
+            b = text_bytes(v)
+            count += 2 + b.count(b"\n")
+            lines.append(_ARGS_INDENT + key + b": \xe2\x8f\x8e")  # ⏎
+            lines.append(indent(b, _BLOCK))
+            continue
+        lines.append(_ARGS_INDENT + key + b": " + safe_bytes(orjson.dumps(v)) + (b"," if i < last else b""))
+        count += 1
+    if count > LINES_CAP:
+        return None
+    lines.append(_INDENT2 + b"}")
+    return b"\n".join(lines)
 
 
 _Read = tuple[str, Any, list[tuple[str, str, Any]], "str | None", bool, int]
 _EMPTY = _INDENT2 + b"{}"  # the arguments of a call without any
+_NULL = _INDENT2 + b"null"
 
 
 class BruteRender:
@@ -242,11 +281,8 @@ class BruteRender:
             value = orjson.loads(raw)
         except orjson.JSONDecodeError:
             return None
-        if type(value) is not dict:
+        if type(value) is not dict or not _KEYS.issuperset(value):
             return None
-        for k in value:
-            if k not in _KEYS:
-                return None
         role = value.get("role")
         content = value.get("content")
         call_id = value.get("tool_call_id")
@@ -262,7 +298,12 @@ class BruteRender:
             if content.startswith("[compacted:"):
                 return None
             if rendered:
-                text = text_bytes(content)
+                if content.isascii():  # text_bytes, inline for the common case
+                    text = content.encode("ascii")
+                    if text.translate(None, _PRINTABLE_LINES):
+                        text = escape_control(content).encode("ascii")
+                else:
+                    text = text_bytes(content)
                 colons = text.count(b":")
             else:
                 text = content
@@ -279,11 +320,8 @@ class BruteRender:
                 return None
             containers += 1
             for c in raw_calls:
-                if type(c) is not dict or "id" not in c or "name" not in c:
+                if type(c) is not dict or "id" not in c or "name" not in c or not _CALL_KEYS.issuperset(c):
                     return None
-                for k in c:
-                    if k not in _CALL_KEYS:
-                        return None
                 cid, name = c["id"], c["name"]
                 if type(cid) is not str or type(name) is not str:
                     return None
@@ -304,7 +342,7 @@ class BruteRender:
                     keys, colons, containers = keys + got[1], colons + got[2], containers + got[3]
                 else:
                     try:
-                        k2, c2, n2 = _counts(args)
+                        k2, c2, n2, _ = _counts(args)
                     except _Unsure:
                         return None
                     keys, colons, containers = keys + k2, colons + c2, containers + n2
@@ -312,7 +350,7 @@ class BruteRender:
         if containers > MAX_CONTAINERS:
             return None
         found = raw.count(b":")
-        if found > keys and (found - colons > keys or _escaped_colon(raw)):
+        if found > keys and (found - colons > keys or (raw.find(b"\\u003") != -1 and _escaped_colon(raw))):
             return None  # maybe a duplicate key: parse_record decides
         return role, text, calls, call_id, role == "tool", len(content) if content else 0
 
@@ -334,7 +372,7 @@ class BruteRender:
                 p.results.setdefault(call_id, []).append(number)
         elif calls or is_result:
             self.events.append((number, tuple((c[0], c[1]) for c in calls), (call_id,) if is_result else ()))
-        head = b"#%d %s" % (number, _line(role))
+        head = b"#%d %s" % (number, _line_cached(role))
         if text:
             tokens = (length + 3) // 4
             head += b"  (~%d token%s)" % (tokens, b"" if tokens == 1 else b"s")
@@ -346,7 +384,7 @@ class BruteRender:
             indent_into(out, text)
         for cid, name, args in calls:
             link = HOLE if p is None else call_link(p, cid)
-            out.append(b"\n    -> tool call %s [%s]%s\n" % (_line(name), _line(cid or "(no id)"), link))
+            out.append(b"\n    -> tool call %s [%s]%s\n" % (_line_cached(name), _line(cid or "(no id)"), link))
             out.append(args)
         return True
 

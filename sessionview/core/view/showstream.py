@@ -32,7 +32,7 @@ __all__ = ["BLOCK", "PARALLEL_MIN_BYTES", "ShowStream"]
 
 BLOCK = 1 << 20  # bytes of records joined into one write
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024  # below this a second process costs more than it saves
-SPLIT = 0.5  # where the child's part starts, as a share of the file's bytes
+SPLIT = 0.45  # where the child's part starts, as a share of the file's bytes
 _HEADER = struct.Struct("<BQQQQQ")  # kind, blob bytes, events bytes, first and last record, the byte after them
 _DATA, _END, _ERROR = 0, 1, 2
 
@@ -81,10 +81,21 @@ class ShowStream:
         """Blocks of the records of ``lines``, numbered from ``n + 1``; returns the last number."""
         held = 0
         one = self._one
+        text = None if self.json else fast.text
+        limit = self.stream.cap
+        append, pop = parts.append, parts.pop
         for raw, term, size in lines:
             n += 1
-            one(fast, n, raw, term, size, parts)
             held += size
+            if text is not None and size <= limit:  # _one, for the common case
+                append(b"\n")
+                if text(n, raw, parts):
+                    append(b"\n")
+                else:
+                    pop()
+                    append(self._view_bytes(self.stream.view(n, raw, term, size)))
+            else:
+                one(fast, n, raw, term, size, parts)
             if held > BLOCK or n <= 2:
                 yield b"".join(parts)
                 parts.clear()
