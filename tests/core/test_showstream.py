@@ -63,9 +63,11 @@ def _reference(path, json=False):
     return "".join(out).encode("utf-8", "backslashreplace"), stream.count
 
 
-def _shown(path, workers, json=False):
+def _shown(path, workers, json=False, printers=None):
     stream = open_stream(path)
     printer = ShowStream(stream, json=json, workers=workers)
+    if printers is not None:
+        printers.append(printer)
     try:
         data = b"".join(printer.blocks())
     finally:
@@ -91,6 +93,28 @@ def test_one_or_two_processes_print_what_the_views_give(tmp_path, small_blocks, 
     want = _reference(path, json)
     assert _shown(path, 1, json) == want
     assert _shown(path, 2, json) == want
+
+
+def test_blocks_that_need_the_first_half_are_rendered_again(tmp_path, small_blocks):
+    """Unique call ids: the child's blocks are printed as they are; an id of the first half used again in the
+    second (a result of an early call, a call id used twice): that block is rendered again here."""
+    head = open(os.path.join(FIX, "brute-session.jsonl"), "rb").read()
+    body = []
+    for i in range(300):
+        body.append(b'{"role":"assistant","content":"","tool_calls":[{"id":"c%d","name":"shell","arguments":{"command":"ls"}}]}' % i)
+        body.append(b'{"role":"tool","content":"ok","tool_call_id":"c%d"}' % i)
+    p = tmp_path / "unique.jsonl"
+    p.write_bytes(head + b"\n".join(body) + b"\n")
+    printers: list = []
+    assert _shown(str(p), 2, printers=printers) == _reference(str(p))
+    assert printers[0].relayed > 0 and printers[0].redone <= 1  # at most the block of a result of the last call before
+    redone = printers[0].redone
+    body[-1] = b'{"role":"tool","content":"late","tool_call_id":"c3"}'  # answers a call of the first half
+    body[-4] = b'{"role":"assistant","content":"","tool_calls":[{"id":"c4","name":"again"}]}'
+    p.write_bytes(head + b"\n".join(body) + b"\n")
+    printers.clear()
+    assert _shown(str(p), 2, printers=printers) == _reference(str(p))
+    assert printers[0].relayed > 0 and printers[0].redone > redone
 
 
 @pytest.mark.parametrize("split", [0.01, 0.3, 0.99])

@@ -16,15 +16,14 @@ the limits) and Brute's loader (``Brute::Message.new`` would not raise), done wh
   accounted for by the keys and the strings (the test :func:`parse_record` makes before its exact one).
 
 Text is escaped by :func:`~sessionview.core.text.escape_control` only where a byte scan of its UTF-8 finds a
-character it would change. With ``pairing=None`` the links to other records are left as :data:`HOLE` bytes
-and listed in :attr:`BruteRender.events`, for a process that renders a part of the file without knowing the
-records before it (see :mod:`sessionview.core.view.showpar`); :func:`fill` puts them in.
+character it would change. A call's arguments are orjson's indented JSON wherever ``tools.generic`` writes the
+same (no float, no block of text, not deeply nested).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from typing import Any
 
 import orjson
 
@@ -34,11 +33,8 @@ from sessionview.core.text import escape_control
 from sessionview.core.view import render
 from sessionview.core.view.tools import LINES_CAP
 
-__all__ = ["HOLE", "BruteRender", "fill", "indent", "indent_into", "text_bytes"]
+__all__ = ["BruteRender", "indent", "indent_into", "replay", "safe_bytes", "text_bytes"]
 
-#: where a link to another record goes in a rendering made without the records before it; no rendering
-#: holds a NUL byte otherwise (every control character from a file is escaped)
-HOLE = b"\x00"
 MAX_CONTAINERS = 100  # more may be nested deeper than Ruby's JSON.parse allows: the view path checks
 
 _KEYS = frozenset(KEYS)
@@ -61,9 +57,8 @@ _INDENT2 = _INDENT * 2
 _NL_INDENT = b"\n" + _INDENT
 _EMPTY_LINE = b"\n" + _INDENT + b"\n"
 
-#: ``(number, ((call id, name), ...), (result's call id, ...))`` of a record whose links are holes, or
-#: ``(number, None, payload)`` for a record that another renderer fills in (see :func:`fill`)
-Event = tuple[int, Any, Any]
+#: ``(number, ((call id, name), ...), (result's call id, ...))``: what a record tells the running pairing
+Event = tuple[int, tuple[tuple[Any, str], ...], tuple[Any, ...]]
 
 
 def text_bytes(s: str) -> bytes:
@@ -228,9 +223,9 @@ def _arguments(args: Any) -> tuple[bytes, int, int, int] | None:
         if b.count(b"\n") < LINES_CAP:
             return _INDENT2 + safe_bytes(b).replace(b"\n", _NL_INDENT2), keys, colons, containers
     elif flat:
-        b = _flat_blocks(args)
-        if b is not None:
-            return b, keys, colons, containers
+        got = _flat_blocks(args)
+        if got is not None:
+            return got, keys, colons, containers
     return indent(text_bytes(render.arguments_text(args)), _INDENT2), keys, colons, containers
 
 
@@ -263,14 +258,13 @@ _NULL = _INDENT2 + b"null"
 
 class BruteRender:
     """Renderings of Brute records from their bytes (see the module). ``pairing`` is the running pairing the
-    view path shares (updated as :meth:`RunningPairing.see` would); None: links are :data:`HOLE` bytes, and
-    :attr:`events` gets ``(number, calls, results)`` for each record with calls or results, where ``calls``
-    is ``((id, name), ...)`` and ``results`` the call ids of its results, in the order of the holes:
-    each result's, then each call's."""
+    view path shares, updated as :meth:`RunningPairing.see` would; ``log``, if given, gets
+    ``(number, ((call id, name), ...), (result's call id, ...))`` of each record with calls or results that
+    :meth:`text` renders (what :func:`replay` needs to update another pairing the same way)."""
 
-    def __init__(self, pairing: Pairing | None) -> None:
+    def __init__(self, pairing: Pairing, log: list[Event] | None = None) -> None:
         self.pairing = pairing
-        self.events: list[Event] = []
+        self.log = log
 
     @staticmethod
     def _read(raw: bytes, rendered: bool) -> _Read | None:
@@ -362,29 +356,27 @@ class BruteRender:
             return False
         role, text, calls, call_id, is_result, length = got
         p = self.pairing
-        if p is not None:  # RunningPairing.see
-            pc = p.calls
-            for cid, name, _ in calls:
-                if cid not in pc:
-                    pc[cid] = number
-                    p.names[cid] = name
-            if is_result and call_id is not None and call_id in pc:
-                p.results.setdefault(call_id, []).append(number)
-        elif calls or is_result:
-            self.events.append((number, tuple((c[0], c[1]) for c in calls), (call_id,) if is_result else ()))
+        pc = p.calls  # RunningPairing.see
+        for cid, name, _ in calls:
+            if cid not in pc:
+                pc[cid] = number
+                p.names[cid] = name
+        if is_result and call_id is not None and call_id in pc:
+            p.results.setdefault(call_id, []).append(number)
+        if self.log is not None and (calls or is_result):
+            self.log.append((number, tuple((c[0], c[1]) for c in calls), (call_id,) if is_result else ()))
         head = b"#%d %s" % (number, _line_cached(role))
         if text:
             tokens = (length + 3) // 4
             head += b"  (~%d token%s)" % (tokens, b"" if tokens == 1 else b"s")
         out.append(head)
         if is_result:
-            out.append(b"\n    <- result of %s%s" % (_line(call_id or "(no id)"), HOLE if p is None else result_link(p, call_id)))
+            out.append(b"\n    <- result of %s%s" % (_line(call_id or "(no id)"), result_link(p, call_id)))
         if text:
             out.append(b"\n")
             indent_into(out, text)
         for cid, name, args in calls:
-            link = HOLE if p is None else call_link(p, cid)
-            out.append(b"\n    -> tool call %s [%s]%s\n" % (_line_cached(name), _line(cid or "(no id)"), link))
+            out.append(b"\n    -> tool call %s [%s]%s\n" % (_line_cached(name), _line(cid or "(no id)"), call_link(p, cid)))
             out.append(args)
         return True
 
@@ -422,33 +414,14 @@ def call_link(p: Pairing, call_id: str) -> bytes:
     return b" -> result #%d" % at if at is not None else b""
 
 
-def fill(parts: list[bytes], events: list[Event], p: Pairing, other: Callable[[int, Any], bytes]) -> list[bytes]:
-    """The pieces of a rendering made with ``pairing=None`` (split at :data:`HOLE`), with the links that
-    ``p`` gives put in (and ``p`` updated by each record's calls and results, in order). An event
-    ``(number, None, payload)`` stands for one hole that ``other(number, payload)`` fills (a record rendered
-    there, which updates ``p`` itself)."""
-    out = [parts[0]]
-    i = 1
+def replay(p: Pairing, log: list[Event]) -> None:
+    """Update ``p`` with a log of :class:`BruteRender` (or of views: the same tuples), as ``see`` would have."""
     pc, names, results = p.calls, p.names, p.results
-    for number, calls, call_ids in events:
-        if calls is None:
-            out.append(other(number, call_ids))
-            out.append(parts[i])
-            i += 1
-            continue
+    for number, calls, call_ids in log:
         for cid, name in calls:
-            if cid not in pc:
+            if cid is not None and cid not in pc:
                 pc[cid] = number
                 names[cid] = name
         for call_id in call_ids:
             if call_id is not None and call_id in pc:
                 results.setdefault(call_id, []).append(number)
-        for call_id in call_ids:
-            out.append(result_link(p, call_id))
-            out.append(parts[i])
-            i += 1
-        for cid, _ in calls:
-            out.append(call_link(p, cid))
-            out.append(parts[i])
-            i += 1
-    return out

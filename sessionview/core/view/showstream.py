@@ -26,7 +26,7 @@ from sessionview.core.doc.linescan import SourceChanged
 from sessionview.core.doc.model import iter_merged
 from sessionview.core.streamview import CHUNK, LineReader, StreamedSession
 from sessionview.core.view import render
-from sessionview.core.view.fastrender import HOLE, BruteRender, Event, fill
+from sessionview.core.view.fastrender import BruteRender, Event, replay
 
 __all__ = ["BLOCK", "PARALLEL_MIN_BYTES", "ShowStream"]
 
@@ -48,6 +48,8 @@ class ShowStream:
         self.workers = workers
         self.pairing = render.RunningPairing()
         self.count = self.messages = self.shown = 0
+        self._done = (0, 0)
+        self.relayed = self.redone = 0  # the child's blocks printed as they were / rendered again here
         self.split: int | None = None  # the byte where the child's part starts (None: rendered in one process)
         self._child: tuple[int, int, Any] | None = None  # pid, the pipe it reports through, its temporary file
 
@@ -76,10 +78,12 @@ class ShowStream:
             self.close()
 
     def _render(
-        self, fast: BruteRender, lines: Iterator[tuple[bytes, bytes, int]], n: int, parts: list[bytes]
+        self, fast: BruteRender, lines: Iterator[tuple[bytes, bytes, int]], n: int, parts: list[bytes],
+        log: list[Event] | None = None,
     ) -> Generator[bytes, None, int]:
-        """Blocks of the records of ``lines``, numbered from ``n + 1``; returns the last number."""
-        held = 0
+        """Blocks of the records of ``lines``, numbered from ``n + 1``; returns the last number. Before each
+        block :attr:`_done` is ``(last record, bytes of lines read)``."""
+        held = consumed = 0
         one = self._one
         text = None if self.json else fast.text
         limit = self.stream.cap
@@ -93,21 +97,28 @@ class ShowStream:
                     append(b"\n")
                 else:
                     pop()
-                    append(self._view_bytes(self.stream.view(n, raw, term, size)))
+                    one(fast, n, raw, term, size, parts, log=log, fast_tried=True)
             else:
-                one(fast, n, raw, term, size, parts)
+                one(fast, n, raw, term, size, parts, log=log)
             if held > BLOCK or n <= 2:
+                consumed += held
+                self._done = (n, consumed)
                 yield b"".join(parts)
                 parts.clear()
                 held = 0
         if parts:
+            self._done = (n, consumed + held)
             yield b"".join(parts)
             parts.clear()
         return n
 
-    def _one(self, fast: BruteRender, n: int, raw: bytes, term: bytes, size: int, parts: list[bytes], parsed: Any = None) -> None:
-        """Append record ``n`` to ``parts``: from its bytes where ``fast`` is sure, else through its view."""
-        if size <= self.stream.cap + 2 and len(raw) <= self.stream.cap:
+    def _one(
+        self, fast: BruteRender, n: int, raw: bytes, term: bytes, size: int, parts: list[bytes], parsed: Any = None,
+        log: list[Event] | None = None, fast_tried: bool = False,
+    ) -> None:
+        """Append record ``n`` to ``parts``: from its bytes where ``fast`` is sure, else through its view (and
+        then, with ``log``, log its calls and results as ``fast`` does)."""
+        if not fast_tried and size <= self.stream.cap + 2 and len(raw) <= self.stream.cap:
             if self.json:
                 b = fast.json(n, raw)
                 if b is not None:
@@ -120,7 +131,10 @@ class ShowStream:
                     parts.append(b"\n")
                     return
                 parts.pop()
-        parts.append(self._view_bytes(self.stream.view(n, raw, term, size, parsed)))
+        view = self.stream.view(n, raw, term, size, parsed)
+        if log is not None and (view.tool_calls or view.tool_results):
+            log.append((n, tuple((c.id, c.name) for c in view.tool_calls), tuple(r.call_id for r in view.tool_results)))
+        parts.append(self._view_bytes(view))
 
     def _view_bytes(self, view: Any) -> bytes:
         if self.json:
@@ -167,47 +181,23 @@ class ShowStream:
         return mid
 
     def _child_main(self, mid: int, w: int, out: int) -> None:
+        """The child: render from ``mid`` on with a pairing of its own, in blocks, each with the calls and
+        results it saw (a log to replay) and the call ids its links depend on."""
         stream = self.stream
         first = n = 0
-        fast = BruteRender(None)
-        events = fast.events
-        parts: list[bytes] = []
-        pos, held = mid, 0
-        cap = stream.cap
-        text = not self.json
+        self.pairing = render.RunningPairing()  # this half's own; the parent checks what it depends on
+        log: list[Event] = []
+        fast = BruteRender(self.pairing, log)
+        pos = mid
         frames = _Frames(w, out)
         try:
             first = n = _count_lines(stream.fd, mid)
-            for raw, term, size in LineReader(stream.fd, mid, stream.size, cap):
-                n += 1
-                pos += size
-                done = False
-                if size <= cap + 2 and len(raw) <= cap:
-                    if text:
-                        parts.append(b"\n")
-                        done = fast.text(n, raw, parts)
-                        if done:
-                            parts.append(b"\n")
-                        else:
-                            parts.pop()
-                    else:
-                        b = fast.json(n, raw)
-                        if b is not None:
-                            done = True
-                            parts.append(b)
-                            parts.append(b"\n")
-                if not done:
-                    events.append((n, None, (raw, term, size)))
-                    parts.append(HOLE)
-                held += size
-                if held > BLOCK:
-                    frames.write(_DATA, parts, events, first + 1, n, pos)
-                    first = n
-                    parts.clear()
-                    events.clear()
-                    held = 0
-            if parts:
-                frames.write(_DATA, parts, events, first + 1, n, pos)
+            for block in self._render(fast, iter(LineReader(stream.fd, mid, stream.size, stream.cap)), n, [], log):
+                n, consumed = self._done
+                pos = mid + consumed
+                frames.write(_DATA, [block], log, first + 1, n, pos)
+                first = n
+                log.clear()
             frames.write(_END, [], [], n + 1, n, pos)
         except BaseException as exc:  # noqa: BLE001 - handed to the parent
             try:
@@ -217,10 +207,12 @@ class ShowStream:
             frames.write(_ERROR, [data], [], first + 1, n, pos)
 
     def _relay(self, fast: BruteRender, n: int, mid: int) -> Iterator[bytes]:
-        """The child's blocks, in order, with their links put in; the rest rendered here if the child failed."""
+        """The child's blocks, in order. A block whose links depend on a call id of the first half (the child
+        could not know it) is rendered here again; the rest too if the child failed."""
         assert self._child is not None
         _, r, tmp = self._child
-        fd = tmp.fileno()
+        fd, cap = tmp.fileno(), self.stream.cap
+        first_half = set(self.pairing.calls)  # results and names are only ever kept for these ids
         off = 0
         pos = mid
         while True:
@@ -229,7 +221,7 @@ class ShowStream:
                 break  # the child ended without a word: render the rest here
             kind, nb, ne, first, last, end = _HEADER.unpack(header)
             blob = _pread_exact(fd, nb, off)
-            events: list[Event] = pickle.loads(_pread_exact(fd, ne, off + nb)) if ne else []
+            log: list[Event] = pickle.loads(_pread_exact(fd, ne, off + nb)) if ne else []
             off += nb + ne
             if kind == _ERROR:
                 try:
@@ -244,15 +236,17 @@ class ShowStream:
             if kind == _END:
                 self.count = n
                 return
-            yield b"".join(fill(blob.split(HOLE), events, self.pairing, self._other)) if events else blob
+            if log and not first_half.isdisjoint(_ids(log)):
+                self.redone += 1
+                yield from self._render(fast, iter(LineReader(self.stream.fd, pos, end, cap)), n, [])
+            else:
+                self.relayed += 1
+                replay(self.pairing, log)
+                yield blob
             n, pos = last, end
             self.count = n
         self.close()
-        self.count = yield from self._render(fast, iter(LineReader(self.stream.fd, pos, self.stream.size, self.stream.cap)), n, [])
-
-    def _other(self, number: int, line: tuple[bytes, bytes, int]) -> bytes:
-        raw, term, size = line
-        return self._view_bytes(self.stream.view(number, raw, term, size))
+        self.count = yield from self._render(fast, iter(LineReader(self.stream.fd, pos, self.stream.size, cap)), n, [])
 
     def _view_blocks(self) -> Iterator[bytes]:
         """Any format, through the views (merged where a format streams one message in several records)."""
@@ -315,6 +309,13 @@ def _count_lines(fd: int, end: int) -> int:
         n += chunk.count(b"\n")
         pos += len(chunk)
     return n
+
+
+def _ids(log: list[Event]) -> set[Any]:
+    """The call ids a block's links depend on: its calls' and its results'."""
+    ids = {cid for _, calls, _ in log for cid, _ in calls}
+    ids.update(rid for _, _, results in log for rid in results)
+    return ids
 
 
 class _Frames:
