@@ -49,6 +49,8 @@ _KEEP = set(range(0x20)) - {0x09, 0x0A} | {0x7F} | set(range(0x80, 0xA0)) | set(
 _DROP = bytes(b for b in range(256) if b not in _KEEP)
 _NOT_CONTROL = bytes(b for b in range(256) if not (b < 0x20 and b not in (0x09, 0x0A) or b == 0x7F))
 _UNSAFE_UTF8 = re.compile(rb"\xc2[\x80-\x9f\xad]|\xd8\x9c|\xe2\x80[\x8b-\x8f\xa8-\xae]|\xe2\x81[\xa6-\xa9]|\xef\xbb\xbf")
+_E280 = re.compile(rb"\xe2\x80[\x8b-\x8f\xa8-\xae]")
+_C2 = re.compile(rb"\xc2[\x80-\x9f\xad]")
 # the same for render's JSON: DEL, C1, U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069, U+2028, U+2029
 _JSON_UNSAFE_UTF8 = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xd8\x9c|\xe2\x80[\x8e\x8f\xa8-\xae]|\xe2\x81[\xa6-\xa9]")
 _JSON_OPTIONS = orjson.OPT_NON_STR_KEYS
@@ -56,6 +58,7 @@ _INDENT = render.INDENT.encode()
 _INDENT2 = _INDENT * 2
 _NL_INDENT = b"\n" + _INDENT
 _EMPTY_LINE = b"\n" + _INDENT + b"\n"
+_PARAGRAPH = b"\n\n" + _INDENT
 
 #: ``(number, ((call id, name), ...), (result's call id, ...))``: what a record tells the running pairing
 Event = tuple[int, tuple[tuple[Any, str], ...], tuple[Any, ...]]
@@ -70,20 +73,32 @@ def text_bytes(s: str) -> bytes:
         b = s.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate
         return escape_control(s).encode("utf-8")
+    return escape_control(s).encode("utf-8") if _unsafe_utf8(b) else b
+
+
+def _unsafe_utf8(b: bytes) -> bool:
+    """Whether non-ASCII UTF-8 ``b`` may hold a character escape_control changes (no false negative): what is
+    left after :data:`_DROP`, searched for each lead byte's sequences by a literal search first."""
     rest = b.translate(None, _DROP)
-    if rest and (rest.translate(None, _NOT_CONTROL) or _UNSAFE_UTF8.search(rest)):
-        return escape_control(s).encode("utf-8")
-    return b
+    if not rest:
+        return False
+    if rest.translate(None, _NOT_CONTROL):
+        return True
+    if b"\xe2" in rest:
+        if b"\xe2\x80" in rest and _E280.search(rest):
+            return True
+        if b"\xe2\x81" in rest and _UNSAFE_UTF8.search(rest):
+            return True
+    if b"\xc2" in rest and _C2.search(rest):
+        return True
+    return b"\xd8\x9c" in rest or b"\xef\xbb\xbf" in rest
 
 
 def safe_bytes(b: bytes) -> bytes:
     """``escape_control(b.decode()).encode()`` of UTF-8 bytes, by a byte scan where nothing needs escaping."""
     if b.isascii():
         return b if not b.translate(None, _PRINTABLE_LINES) else escape_control(b.decode("ascii")).encode("ascii")
-    rest = b.translate(None, _DROP)
-    if rest and (rest.translate(None, _NOT_CONTROL) or _UNSAFE_UTF8.search(rest)):
-        return escape_control(b.decode("utf-8")).encode("utf-8")
-    return b
+    return escape_control(b.decode("utf-8")).encode("utf-8") if _unsafe_utf8(b) else b
 
 
 def _line(s: str) -> bytes:
@@ -129,11 +144,20 @@ def indent_into(out: list[bytes], b: bytes) -> None:
         out.append(_INDENT)
         out.append(b)
         return
-    body = b.replace(b"\n", _NL_INDENT)
+    body = None
     if b"\n\n" in b:
-        body = body.replace(_EMPTY_LINE, b"\n\n")
-        if b"\n\n\n" in b:
-            body = body.replace(_EMPTY_LINE, b"\n\n")
+        # Paragraphs: each indented alone, joined by an empty line (cheaper than fixing the empty lines after),
+        # unless a run of empty lines (an empty paragraph, or one that starts with a newline) is there.
+        parts = b.split(b"\n\n")
+        for p in parts[1:]:
+            if not p or p[:1] == b"\n":
+                break
+        else:
+            body = _PARAGRAPH.join([p.replace(b"\n", _NL_INDENT) for p in parts])
+        if body is None:
+            body = b.replace(b"\n", _NL_INDENT).replace(_EMPTY_LINE, b"\n\n").replace(_EMPTY_LINE, b"\n\n")
+    else:
+        body = b.replace(b"\n", _NL_INDENT)
     if b[-1:] == b"\n":
         body = body[: len(body) - len(_INDENT)]
     if b[:1] != b"\n":
@@ -285,23 +309,26 @@ class BruteRender:
         if call_id is not None and type(call_id) is not str:
             return None
         text: Any
+        # The bytes as orjson writes the value: then they hold no duplicate key (the test parse_record makes
+        # is not needed). It also leaves each string's UTF-8 in the string, which makes encoding it a copy.
+        try:
+            canonical = orjson.dumps(value) == raw
+        except orjson.JSONEncodeError:  # pragma: no cover - what orjson reads it can write
+            canonical = False
+        colons = 0
         if content is None:
             text = b"" if rendered else ""
-            colons = 0
         elif type(content) is str:
             if content.startswith("[compacted:"):
                 return None
-            if rendered:
-                if content.isascii():  # text_bytes, inline for the common case
-                    text = content.encode("ascii")
-                    if text.translate(None, _PRINTABLE_LINES):
-                        text = escape_control(content).encode("ascii")
-                else:
-                    text = text_bytes(content)
-                colons = text.count(b":")
-            else:
+            if not rendered:
                 text = content
-                colons = content.count(":")
+            elif content.isascii():  # text_bytes, inline for the common case
+                text = content.encode("ascii")
+                if text.translate(None, _PRINTABLE_LINES):
+                    text = escape_control(content).encode("ascii")
+            else:
+                text = text_bytes(content)
         else:
             return None
         keys = len(value)
@@ -343,9 +370,12 @@ class BruteRender:
                     calls.append((cid, name, args))
         if containers > MAX_CONTAINERS:
             return None
-        found = raw.count(b":")
-        if found > keys and (found - colons > keys or (raw.find(b"\\u003") != -1 and _escaped_colon(raw))):
-            return None  # maybe a duplicate key: parse_record decides
+        if not canonical:
+            found = raw.count(b":")
+            if found > keys:
+                colons += (text.count(b":") if rendered else text.count(":")) if content else 0
+                if found - colons > keys or (raw.find(b"\\u003") != -1 and _escaped_colon(raw)):
+                    return None  # maybe a duplicate key: parse_record decides
         return role, text, calls, call_id, role == "tool", len(content) if content else 0
 
     def text(self, number: int, raw: bytes, out: list[bytes]) -> bool:

@@ -19,7 +19,6 @@ import os
 import pickle
 import struct
 import sys
-import tempfile
 from typing import Any, Generator, Iterator
 
 from sessionview.core.doc.linescan import SourceChanged
@@ -159,6 +158,8 @@ class ShowStream:
         mid = _line_end(stream.fd, max(int(stream.size * SPLIT), stream.reader.pos), stream.size)
         if mid is None:
             return None
+        import tempfile  # here: after the first records are out
+
         try:
             tmp = tempfile.TemporaryFile(prefix="sessionview-show-")
         except OSError:
