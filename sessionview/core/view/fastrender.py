@@ -2,8 +2,8 @@
 :func:`~sessionview.core.view.render.view_text` (or ``view_json``) gives for the record's view, encoded as UTF-8,
 without building the view.
 
-:class:`BruteRender` takes a record's bytes and returns its rendering, or None for anything it is not sure of:
-then the caller builds the view (:func:`~sessionview.core.session.build_view`) and renders that. It is sure only
+:class:`BruteRender` takes a record's bytes and gives its rendering, or says it is not sure (``text`` returns
+False, ``json`` None): then the caller builds the view (:func:`~sessionview.core.session.build_view`) and renders that. It is sure only
 of a record that parses as plain JSON into an object with Brute's keys whose view would carry no problem: the
 same checks as :func:`~sessionview.core.doc.parse.parse_record` (no duplicate keys, no float, nesting far below
 the limits) and Brute's loader (``Brute::Message.new`` would not raise), done while the record is walked once:
@@ -12,8 +12,12 @@ the limits) and Brute's loader (``Brute::Message.new`` would not raise), done wh
   null; ``tool_call_id`` a string or null;
 * ``tool_calls`` absent, null or a list of objects, each with a string ``id`` and ``name`` and ``arguments``
   absent, null or an object;
-* no float anywhere (a big integer becomes one), fewer than 100 containers, and the colons of the bytes
-  accounted for by the keys and the strings (the test :func:`parse_record` makes before its exact one).
+* no float anywhere (a big integer becomes one), fewer than 100 containers, and no duplicate key: the bytes
+  are what ``orjson.dumps`` writes for the value, or their colons are accounted for by the keys and the strings
+  (the test :func:`parse_record` makes before its exact one).
+
+This is a second validation next to ``parse_record``, kept here on purpose: it decides only "sure" or "not
+sure", and every "sure" is a case where ``parse_record`` finds the record OK without a note.
 
 Text is escaped by :func:`~sessionview.core.text.escape_control` only where a byte scan of its UTF-8 finds a
 character it would change. A call's arguments are orjson's indented JSON wherever ``tools.generic`` writes the

@@ -1,16 +1,19 @@
 """What ``sessionview show`` prints for a big JSONL file read once (:class:`~sessionview.core.streamview.StreamedSession`),
-as blocks of UTF-8 bytes: each record as ``view_text`` (or ``view_json``) renders its view, the first record
-in a block of its own (so that it can be printed at once), the rest in blocks of about :data:`BLOCK` bytes.
+as blocks of UTF-8 bytes: each record as ``view_text`` (or ``view_json``) renders its view, the first two
+records in blocks of their own (so that they can be printed at once), the rest in blocks of about
+:data:`BLOCK` bytes.
 
 Brute records are rendered from their bytes (:mod:`sessionview.core.view.fastrender`) wherever that renderer is
 sure, through the view otherwise; other formats through their views. A Brute file of :data:`PARALLEL_MIN_BYTES`
-or more is rendered on two cores: a forked child renders the records from the line nearest the middle byte on,
-into an unlinked temporary file, while this process renders and yields the first half; then this process
-relays the child's blocks in order, putting in the links to other records (a result's call, a call's result)
-that only the records before can give, and rendering itself the records the child left to the view path. The
-child reads the file through the same descriptor with ``pread``, and tells of each block it wrote through a
-pipe. Should it fail, this process renders the rest itself from the end of the child's last block; should
-this process stop early (a closed pipe: ``show | head``), :meth:`ShowStream.close` ends the child.
+or more is rendered on two cores: a forked child renders the records from the first line after
+:data:`SPLIT` of the bytes on, with a pairing of its own, into an unlinked temporary file, while this process
+renders and yields the first part. Then this process relays the child's blocks in order: each block comes with
+the calls and results it saw, replayed onto this process's pairing; a block that shows a link to a call id of
+the first part (a result of a call made there, an id used again) could not be known by the child, so this
+process renders that block again itself. The child reads the file through the same descriptor with
+``pread`` and tells of each block it wrote through a pipe. Should it fail, this process renders the rest itself
+from the end of the child's last block; should this process stop early (a closed pipe: ``show | head``),
+:meth:`ShowStream.close` ends the child.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ __all__ = ["BLOCK", "PARALLEL_MIN_BYTES", "ShowStream"]
 BLOCK = 1 << 20  # bytes of records joined into one write
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024  # below this a second process costs more than it saves
 SPLIT = 0.48  # where the child's part starts, as a share of the file's bytes
-_HEADER = struct.Struct("<BQQQQQ")  # kind, blob bytes, events bytes, first and last record, the byte after them
+_HEADER = struct.Struct("<BQQQQQ")  # kind, text bytes, log bytes, first and last record, the byte after them
 _DATA, _END, _ERROR = 0, 1, 2
 
 
