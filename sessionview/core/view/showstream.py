@@ -134,7 +134,7 @@ class ShowStream:
                     return
                 parts.pop()
         view = self.stream.view(n, raw, term, size, parsed)
-        if log is not None and (view.tool_calls or view.tool_results):
+        if log is not None and not self.json and (view.tool_calls or view.tool_results):  # JSON has no links
             log.append((n, tuple((c.id, c.name) for c in view.tool_calls), tuple(r.call_id for r in view.tool_results)))
         parts.append(self._view_bytes(view))
 
