@@ -34,7 +34,7 @@ __all__ = ["BLOCK", "PARALLEL_MIN_BYTES", "ShowStream"]
 
 BLOCK = 1 << 20  # bytes of records joined into one write
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024  # below this a second process costs more than it saves
-SPLIT = 0.48  # where the child's part starts, as a share of the file's bytes
+SPLIT = 0.5  # where the child's part starts, as a share of the file's bytes
 _HEADER = struct.Struct("<BQQQQQ")  # kind, text bytes, log bytes, first and last record, the byte after them
 _DATA, _END, _ERROR = 0, 1, 2
 
