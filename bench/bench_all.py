@@ -7,7 +7,7 @@
 | check | ``sessionview check FILE``: wall, peak RSS | orjson over every line (a subprocess): wall, peak RSS |
 | full parse | every record viewed (``JsonlSession.view``), in a subprocess | orjson over every line |
 | show, first record | ``sessionview show FILE``: launch to the first record on stdout | (target 0.2 s) |
-| show, whole | ``sessionview show FILE > /dev/null`` | orjson over every line (target 2×) |
+| show, whole | ``sessionview show FILE > /dev/null``: wall, and CPU (user + system) | orjson over every line (target 2×) |
 | first screen | ``sessionview FILE`` under ``../shared/bench/tui_timing.py``, on a copy touched at launch (live): wall, CPU | ``../shared/bench/textual_floor.py``; toolong too |
 | ready | the same, until the index is complete | |
 | tail latency | the same, ``--tail N`` on a copy, once the stats are in too | the same for the floor |
@@ -116,6 +116,17 @@ def timed_cpu(cmd: list[str], *, env: dict | None = None) -> tuple[float, float,
     if code not in (0, 1):
         raise RuntimeError(f"{cmd}: exit {code}: {err[-500:]}")
     return wall, usage.ru_utime + usage.ru_stime, code
+
+
+def _cpu_timed(cmd: list[str], env: dict | None = None) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system of ``cmd`` and the children it waited for) of ``cmd``."""
+    t = time.perf_counter()
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=NEUTRAL)
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t
+    if os.waitstatus_to_exitcode(status) not in (0, 1):
+        raise RuntimeError(f"{cmd}: exit {os.waitstatus_to_exitcode(status)}")
+    return wall, usage.ru_utime + usage.ru_stime
 
 
 def stats(values: list[float]) -> dict:
@@ -262,8 +273,16 @@ class Bench:
             p.kill()
             p.wait()
         self.row("show, first record (s)", stats(firsts), None, note="target ≤ 0.2 s")
-        walls, _, fwalls, _ = self.paired(self.sv + ["show", self.path])
+        walls, fwalls, cpus, fcpus = [], [], [], []
+        for _ in range(self.a.runs):  # each sample right after one of its floor; CPU: user + system of the tree
+            fw, fc = _cpu_timed([sys.executable, "-c", ORJSON_FLOOR, self.path])
+            w, c = _cpu_timed(self.sv + ["show", self.path], env=self.env)
+            walls.append(w)
+            fwalls.append(fw)
+            cpus.append(c)
+            fcpus.append(fc)
         self.row("show, whole", stats(walls), stats(fwalls), target=2.0)
+        self.row("show, whole: CPU (s)", stats(cpus), stats(fcpus), note="user + system, show's second process included")
 
     def tui(self) -> None:
         """The screen rows. Every viewer runs on copies in a scratch directory (``--scratch``), touched right

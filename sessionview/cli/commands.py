@@ -82,35 +82,28 @@ def show_range(args: argparse.Namespace, total: int) -> tuple[int, int]:
 
 def cmd_show(args: argparse.Namespace) -> int:
     from sessionview.core.doc.model import iter_merged
-    from sessionview.core.formats.claude_code import agent_id_of, parent_of, subagent_calls, subagent_files
+    from sessionview.core.formats.claude_code import subagent_calls
     from sessionview.core.view import render
 
     opener = getattr(args, "open_session", None) or open_file  # cli.remote: a file on another host
     out = Out()
     stream = _show_stream(args) if opener is open_file else None
-    session: Any = stream if stream is not None else opener(args.file, digest=False)  # read-only: no SHA-256
+    if stream is not None:
+        return _show_streamed(args, stream, out)
+    session: Any = opener(args.file, digest=False)  # read-only: no SHA-256
     try:
-        if stream is not None:
-            first, last = 1, 0
-            views = iter_merged(stream.views())
-        else:
-            first, last = show_range(args, len(session))
-            views = iter_merged(session.views(first, last))
+        first, last = show_range(args, len(session))
+        views = iter_merged(session.views(first, last))
         if args.json:
             for view in views:
                 out.write(render.view_json(view) + "\n")
             out.flush()
             return 0
         size = os.path.getsize(args.file) if os.path.isfile(args.file) else 0
-        small = stream is None and size <= SHOW_PAIR_FIRST
+        small = size <= SHOW_PAIR_FIRST
         pairing = session.pairing() if small else render.RunningPairing()
         calls = subagent_calls(session.views()) if session.format == "claude-code" and small else {}
-        out.write(render.header(session, count=False) + "\n")
-        parent = parent_of(args.file)
-        if parent is not None:
-            out.write(f"subagent {escape(agent_id_of(args.file) or '')} of: {escape(parent)}\n")
-        for sub in subagent_files(args.file):
-            out.write(f"subagent file: {escape(sub)}\n")
+        _show_head(args, session, out)
         shown = messages = held = 0
         running = isinstance(pairing, render.RunningPairing)
         parts: list[str] = []
@@ -129,15 +122,51 @@ def cmd_show(args: argparse.Namespace) -> int:
                 parts, held = [], 0
         if parts:
             out.write("\n" + "\n\n".join(parts) + "\n")
-        count = stream.count if stream is not None else len(session)
-        if stream is not None:
-            last = count
-        total = render.plural(count, "record")
-        where = total if first == 1 and last == count else f"#{first}–#{last} of {total}"
-        out.write(f"\n{where}" + ("" if messages == shown else f" · {render.plural(messages, 'message')}") + "\n")
-        out.flush()
+        _show_tail(out, len(session), first, last, messages, shown)
     finally:
         session.close()
+    return 0
+
+
+def _show_head(args: argparse.Namespace, session: Any, out: Out) -> None:
+    from sessionview.core.formats.claude_code import agent_id_of, parent_of, subagent_files
+    from sessionview.core.view import render
+
+    out.write(render.header(session, count=False) + "\n")
+    parent = parent_of(args.file)
+    if parent is not None:
+        out.write(f"subagent {escape(agent_id_of(args.file) or '')} of: {escape(parent)}\n")
+    for sub in subagent_files(args.file):
+        out.write(f"subagent file: {escape(sub)}\n")
+
+
+def _show_tail(out: Out, count: int, first: int, last: int, messages: int, shown: int) -> None:
+    from sessionview.core.text import plural
+
+    total = plural(count, "record")
+    where = total if first == 1 and last == count else f"#{first}–#{last} of {total}"
+    out.write(f"\n{where}" + ("" if messages == shown else f" · {plural(messages, 'message')}") + "\n")
+    out.flush()
+
+
+def _show_streamed(args: argparse.Namespace, stream: Any, out: Out) -> int:
+    """``show`` of a whole big file, printed as it is read (:class:`~sessionview.core.view.showstream.ShowStream`)."""
+    from sessionview.core.view.showstream import ShowStream
+
+    printer = ShowStream(stream, json=args.json, width=args.width)
+    try:
+        if not args.json:
+            _show_head(args, stream, out)
+        for i, block in enumerate(printer.blocks()):
+            out.write_bytes(block)
+            if i < 2 and not args.json:  # the first records at once
+                out.flush()
+        if not args.json:
+            _show_tail(out, printer.count, 1, printer.count, printer.messages, printer.shown)
+        out.flush()
+    finally:
+        printer.close()
+        stream.close()
     return 0
 
 

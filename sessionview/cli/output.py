@@ -52,6 +52,13 @@ class Out:
         elif sys.stdout is not None:  # pragma: no cover - stdout replaced by a text-only stream
             sys.stdout.write(data.decode("utf-8"))
 
+    def write_bytes(self, data: bytes) -> None:
+        """Bytes already encoded as UTF-8 (what :meth:`write` makes of text)."""
+        if self.buf is not None:
+            self.buf.write(data)
+        elif sys.stdout is not None:  # pragma: no cover - stdout replaced by a text-only stream
+            sys.stdout.write(data.decode("utf-8", "backslashreplace"))
+
     def flush(self) -> None:
         stream = self.buf or sys.stdout
         if stream is not None:

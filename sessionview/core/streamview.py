@@ -13,17 +13,78 @@ import os
 from typing import Iterator
 
 from sessionview.core import formats, jsondoc, littleghost
-from sessionview.core.doc.document import BOM, open_regular, split_terminator
+from sessionview.core.doc.document import BOM, open_regular
 from sessionview.core.doc.linescan import SourceChanged
 from sessionview.core.doc.model import View
 from sessionview.core.doc.parse import DEFAULT_CAP, Parsed, Status, parse_record
 from sessionview.core.formats.base import Adapter
 from sessionview.core.session import RAW_PREVIEW, build_view
 
-__all__ = ["StreamedSession", "open_stream"]
+__all__ = ["LineReader", "StreamedSession", "open_stream", "parsed_of"]
 
 CHUNK = 4 * 1024 * 1024
 HEAD_BUDGET = 64 * 1024 * 1024  # the lines held while the format is detected (few valid ones: read it indexed)
+
+
+class LineReader:
+    """The lines of ``fd`` from byte ``start`` (after a BOM at 0) up to byte ``end``, which may be lowered while
+    they are read, to no less than :attr:`pos` (bytes are read up to :attr:`pos`); iterating gives
+    ``(raw, terminator, size)`` of each line, where ``raw`` is a preview for a line over the cap (then
+    ``size > cap + 2``: see :func:`parsed_of`)."""
+
+    def __init__(self, fd: int, start: int, end: int, cap: int = DEFAULT_CAP) -> None:
+        self.fd = fd
+        self.pos = start
+        self.end = end
+        self.cap = cap
+
+    def __iter__(self) -> Iterator[tuple[bytes, bytes, int]]:
+        fd, cap = self.fd, self.cap
+        rest = b""
+        skipping = -1  # the size so far of a line over the cap whose start is kept in ``rest``
+        if self.pos == 0 and os.pread(fd, min(3, self.end), 0) == BOM:
+            self.pos = len(BOM)
+        while self.pos < self.end:
+            pos = self.pos
+            chunk = os.pread(fd, min(CHUNK, self.end - pos), pos)
+            if not chunk:
+                raise SourceChanged(f"file ended at byte {pos}, expected {self.end}")
+            self.pos = pos + len(chunk)
+            if skipping >= 0:
+                i = chunk.find(b"\n")
+                if len(rest) < RAW_PREVIEW:
+                    rest += chunk[: RAW_PREVIEW - len(rest) if i == -1 else min(i, RAW_PREVIEW - len(rest))]
+                if i == -1:
+                    skipping += len(chunk)
+                    continue
+                yield rest, b"\n", skipping + i + 1
+                rest, skipping = b"", -1
+                chunk = chunk[i + 1:]
+            data = rest + chunk if rest else chunk
+            start = 0
+            find = data.find
+            i = find(b"\n")
+            while i != -1:  # split_terminator, without a copy of the line first
+                if i > start and data[i - 1] == 13:
+                    yield data[start:i - 1], b"\r\n", i + 1 - start
+                else:
+                    yield data[start:i], b"\n", i + 1 - start
+                start = i + 1
+                i = find(b"\n", start)
+            rest = data[start:]
+            if len(rest) > cap + 2:
+                skipping, rest = len(rest), rest[:RAW_PREVIEW]
+        if skipping >= 0:
+            yield rest, b"", skipping
+        elif rest:
+            yield rest, b"", len(rest)
+
+
+def parsed_of(raw: bytes, term: bytes, size: int, cap: int = DEFAULT_CAP) -> Parsed:
+    """The parse of a line :class:`LineReader` gave (as :meth:`JsonlSession.parsed` gives it)."""
+    if size > cap + 2:
+        return _oversized(size, cap)
+    return parse_record(raw, terminated=bool(term), cap=cap)
 
 
 class StreamedSession:
@@ -35,12 +96,17 @@ class StreamedSession:
         self.size = size
         self.cap = cap
         self.count = 0
-        self._head: list[tuple[bytes, bytes, int, Parsed]] = []
+        self.head: list[tuple[bytes, bytes, int, Parsed]] = []  # the lines read for the format detection
         self._held = 0
         self.overflow = False  # detection read more than HEAD_BUDGET bytes of lines: not replayable
-        self._lines = self._read_lines()
+        self.reader = LineReader(fd, 0, size, cap)
+        self.lines = iter(self.reader)  # the lines after ``head``
         self.adapter: Adapter = self._detect()
         self.read_only_reason = getattr(self.adapter, "read_only", None)
+
+    @property
+    def fd(self) -> int:
+        return self._fd
 
     @property
     def format(self) -> str:
@@ -50,78 +116,47 @@ class StreamedSession:
     def format_title(self) -> str:
         return self.adapter.title
 
-    def _read_lines(self) -> Iterator[tuple[bytes, bytes, int, Parsed]]:
-        """``(raw, terminator, size, parsed)`` of every line; ``raw`` is a preview for a line over the cap."""
-        pos, end, fd, cap = 0, self.size, self._fd, self.cap
-        rest = b""
-        skipping = -1  # the size so far of a line over the cap whose start is kept in ``rest``
-        if os.pread(fd, min(3, end), 0) == BOM:
-            pos = len(BOM)
-        while pos < end:
-            chunk = os.pread(fd, min(CHUNK, end - pos), pos)
-            if not chunk:
-                raise SourceChanged(f"file ended at byte {pos}, expected {end}")
-            pos += len(chunk)
-            if skipping >= 0:
-                i = chunk.find(b"\n")
-                if len(rest) < RAW_PREVIEW:
-                    rest += chunk[: RAW_PREVIEW - len(rest) if i == -1 else min(i, RAW_PREVIEW - len(rest))]
-                if i == -1:
-                    skipping += len(chunk)
-                    continue
-                size = skipping + i + 1
-                yield rest, b"\n", size, _oversized(size, cap)
-                rest, skipping = b"", -1
-                chunk = chunk[i + 1:]
-            data = rest + chunk if rest else chunk
-            start = 0
-            find = data.find
-            i = find(b"\n")
-            while i != -1:
-                line = data[start:i + 1]
-                raw, term = split_terminator(line)
-                yield raw, term, len(line), parse_record(raw, cap=cap) if len(line) <= cap + 2 else _oversized(len(line), cap)
-                start = i + 1
-                i = find(b"\n", start)
-            rest = data[start:]
-            if len(rest) > cap + 2:
-                skipping, rest = len(rest), rest[:RAW_PREVIEW]
-        if skipping >= 0:
-            yield rest, b"", skipping, _oversized(skipping, cap)
-        elif rest:
-            yield rest, b"", len(rest), parse_record(rest, terminated=False, cap=cap)
-
     def _detect(self) -> Adapter:
         def values() -> Iterator[object]:
-            for line in self._lines:
-                _, _, size, parsed = line
+            cap = self.cap
+            for raw, term, size in self.lines:
+                parsed = parsed_of(raw, term, size, cap)
                 self._held += size
                 if self._held > HEAD_BUDGET:
                     self.overflow = True
-                    self._head.clear()
+                    self.head.clear()
                 if not self.overflow:
-                    self._head.append(line)
-                if size <= self.cap and parsed.ok:
+                    self.head.append((raw, term, size, parsed))
+                if size <= cap and parsed.ok:
                     yield parsed.value
 
         return formats.detect(values())
 
+    def view(self, n: int, raw: bytes, term: bytes, size: int, parsed: Parsed | None = None) -> View:
+        """The view of line ``n`` as :class:`LineReader` gave it (parsed here unless ``parsed`` is given)."""
+
+        def raw_of(limit: int | None) -> bytes:
+            if limit is None or size <= limit:
+                return raw
+            return (raw + term)[:limit]
+
+        if parsed is None:
+            parsed = parsed_of(raw, term, size, self.cap)
+        return build_view(self.adapter, n, parsed, size, raw_of)
+
     def views(self) -> Iterator[View]:
         """Every record's view, first to last (as ``JsonlSession.stream()``)."""
-        adapter, n = self.adapter, 0
-        head, self._head = self._head, []
-        for lines in (head, self._lines):
-            for raw, term, size, parsed in lines:
-                n += 1
-                self.count = n
-
-                def raw_of(limit: int | None, raw: bytes = raw, term: bytes = term, size: int = size) -> bytes:
-                    if limit is None or size <= limit:
-                        return raw
-                    return (raw + term)[:limit]
-
-                yield build_view(adapter, n, parsed, size, raw_of)
-            del head[:]
+        n = 0
+        head, self.head = self.head, []
+        for raw, term, size, parsed in head:
+            n += 1
+            self.count = n
+            yield self.view(n, raw, term, size, parsed)
+        del head[:]
+        for raw, term, size in self.lines:
+            n += 1
+            self.count = n
+            yield self.view(n, raw, term, size)
 
     def close(self) -> None:
         if self._fd >= 0:

@@ -51,3 +51,35 @@ def test_streamed_show_of_a_missing_file_says_so(monkeypatch, capsysbinary, tmp_
     monkeypatch.setattr(commands, "SHOW_PAIR_FIRST", -1)
     code, _, err = _show(capsysbinary, str(tmp_path / "nope.jsonl"))
     assert code != 0 and b"no such file" in err
+
+
+def test_show_into_a_pipe_that_closes_ends_both_processes(tmp_path):
+    """``show BIG | head -3``: the reader goes away, show exits quietly (as before), and the process that
+    rendered the second half is ended and reaped, not left running."""
+    import subprocess
+    import sys
+
+    lines = open(os.path.join(FIX, "brute-session.jsonl"), "rb").read().splitlines()
+    p = tmp_path / "big.jsonl"
+    p.write_bytes(b"\n".join(lines[i % len(lines)] for i in range(60_000)) + b"\n")
+    code = (
+        "import sys\n"
+        "from sessionview.core import streamview\n"
+        "from sessionview.core.view import showstream\n"
+        "from sessionview.cli import commands, main\n"
+        "streamview.CHUNK = 4096; showstream.PARALLEL_MIN_BYTES = 0; commands.SHOW_PAIR_FIRST = -1\n"
+        "sys.exit(main(['show', sys.argv[1]]))\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code, str(p)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None
+    got = b""
+    while b"\n#200 " not in got:  # well into the first half: the second process has started
+        chunk = proc.stdout.read1(65536)
+        assert chunk, got[-500:]
+        got += chunk
+    children = open(f"/proc/{proc.pid}/task/{proc.pid}/children").read().split()
+    assert len(children) == 1
+    proc.stdout.close()
+    assert proc.wait() == 0
+    assert proc.stderr.read() == b""
+    assert not os.path.exists(f"/proc/{children[0]}")

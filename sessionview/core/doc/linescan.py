@@ -10,8 +10,10 @@ from sessionview.core.text import plural
 
 import hashlib
 from array import array
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 __all__ = ["CHUNK", "SourceChanged", "ParallelHash", "scan_newlines", "ScanLimit", "tail_line_starts"]
 
@@ -31,6 +33,8 @@ class ParallelHash:
 
     def __init__(self, depth: int = 3) -> None:
         self.h = hashlib.sha256()
+        from concurrent.futures import ThreadPoolExecutor  # here: it imports logging, which `show` never needs
+
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sv-hash")
         self._pending: list[Future[None]] = []
         self._depth = depth

@@ -1,0 +1,367 @@
+"""What ``sessionview show`` prints for a big JSONL file read once (:class:`~sessionview.core.streamview.StreamedSession`),
+as blocks of UTF-8 bytes: each record as ``view_text`` (or ``view_json``) renders its view, the first two
+records in blocks of their own (so that they can be printed at once), the rest in blocks of about
+:data:`BLOCK` bytes.
+
+Brute records are rendered from their bytes (:mod:`sessionview.core.view.fastrender`) wherever that renderer is
+sure, through the view otherwise; other formats through their views. A Brute file of :data:`PARALLEL_MIN_BYTES`
+or more is rendered on two cores: a forked child renders the records from the first line after
+:data:`SPLIT` of the bytes on, with a pairing of its own, into an unlinked temporary file, while this process
+renders and yields the first part. Then this process relays the child's blocks in order: each block comes with
+the calls and results it saw, replayed onto this process's pairing; a block that shows a link to a call id of
+the first part (a result of a call made there, an id used again) could not be known by the child, so this
+process renders that block again itself. The child reads the file through the same descriptor with
+``pread`` and tells of each block it wrote through a pipe. Should it fail, this process renders the rest itself
+from the end of the child's last block; should this process stop early (a closed pipe: ``show | head``),
+:meth:`ShowStream.close` ends the child.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import struct
+import sys
+from typing import Any, Generator, Iterator
+
+from sessionview.core.doc.linescan import SourceChanged
+from sessionview.core.doc.model import iter_merged
+from sessionview.core.streamview import CHUNK, LineReader, StreamedSession
+from sessionview.core.view import render
+from sessionview.core.view.fastrender import BruteRender, Event, replay
+
+__all__ = ["BLOCK", "PARALLEL_MIN_BYTES", "ShowStream"]
+
+BLOCK = 1 << 20  # bytes of records joined into one write
+PARALLEL_MIN_BYTES = 32 * 1024 * 1024  # below this a second process costs more than it saves
+SPLIT = 0.5  # where the child's part starts, as a share of the file's bytes
+_HEADER = struct.Struct("<BQQQQQ")  # kind, text bytes, log bytes, first and last record, the byte after them
+_DATA, _END, _ERROR = 0, 1, 2
+
+
+class ShowStream:
+    """The blocks ``show`` prints for ``stream`` (:meth:`blocks`, once); then :attr:`count` (records),
+    :attr:`messages` (views printed: records merged into one count once) and :attr:`shown` (records printed)."""
+
+    def __init__(self, stream: StreamedSession, json: bool = False, width: int = 0, workers: int = 2) -> None:
+        self.stream = stream
+        self.json = json
+        self.width = width
+        self.workers = workers
+        self.pairing = render.RunningPairing()
+        self.count = self.messages = self.shown = 0
+        self._done = (0, 0)
+        self.relayed = self.redone = 0  # the child's blocks printed as they were / rendered again here
+        self.split: int | None = None  # the byte where the child's part starts (None: rendered in one process)
+        self._child: tuple[int, int, Any] | None = None  # pid, the pipe it reports through, its temporary file
+
+    def blocks(self) -> Iterator[bytes]:
+        try:
+            if self.stream.adapter.name != "brute":
+                yield from self._view_blocks()
+                return
+            fast = BruteRender(self.pairing)
+            parts: list[bytes] = []
+            n = 0
+            for raw, term, size, parsed in self.stream.head:
+                n += 1
+                self._one(fast, n, raw, term, size, parts, parsed)
+                if n <= 2:  # the first records at once
+                    yield b"".join(parts)
+                    parts = []
+            self.stream.head = []
+            mid = self._start_child()
+            n = yield from self._render(fast, iter(self.stream.lines), n, parts)
+            self.count = n
+            if mid is not None:
+                yield from self._relay(fast, n, mid)
+            self.messages = self.shown = self.count
+        finally:
+            self.close()
+
+    def _render(
+        self, fast: BruteRender, lines: Iterator[tuple[bytes, bytes, int]], n: int, parts: list[bytes],
+        log: list[Event] | None = None,
+    ) -> Generator[bytes, None, int]:
+        """Blocks of the records of ``lines``, numbered from ``n + 1``; returns the last number. Before each
+        block :attr:`_done` is ``(last record, bytes of lines read)``."""
+        held = consumed = 0
+        one = self._one
+        text = None if self.json else fast.text
+        limit = self.stream.cap
+        append, pop = parts.append, parts.pop
+        for raw, term, size in lines:
+            n += 1
+            held += size
+            if text is not None and size <= limit:  # _one, for the common case
+                append(b"\n")
+                if text(n, raw, parts):
+                    append(b"\n")
+                else:
+                    pop()
+                    one(fast, n, raw, term, size, parts, log=log, fast_tried=True)
+            else:
+                one(fast, n, raw, term, size, parts, log=log)
+            if held > BLOCK or n <= 2:
+                consumed += held
+                self._done = (n, consumed)
+                yield b"".join(parts)
+                parts.clear()
+                held = 0
+        if parts:
+            self._done = (n, consumed + held)
+            yield b"".join(parts)
+            parts.clear()
+        return n
+
+    def _one(
+        self, fast: BruteRender, n: int, raw: bytes, term: bytes, size: int, parts: list[bytes], parsed: Any = None,
+        log: list[Event] | None = None, fast_tried: bool = False,
+    ) -> None:
+        """Append record ``n`` to ``parts``: from its bytes where ``fast`` is sure, else through its view (and
+        then, with ``log``, log its calls and results as ``fast`` does)."""
+        if not fast_tried and size <= self.stream.cap + 2 and len(raw) <= self.stream.cap:
+            if self.json:
+                b = fast.json(n, raw)
+                if b is not None:
+                    parts.append(b)
+                    parts.append(b"\n")
+                    return
+            else:
+                parts.append(b"\n")
+                if fast.text(n, raw, parts):
+                    parts.append(b"\n")
+                    return
+                parts.pop()
+        view = self.stream.view(n, raw, term, size, parsed)
+        if log is not None and not self.json and (view.tool_calls or view.tool_results):  # JSON has no links
+            log.append((n, tuple((c.id, c.name) for c in view.tool_calls), tuple(r.call_id for r in view.tool_results)))
+        parts.append(self._view_bytes(view))
+
+    def _view_bytes(self, view: Any) -> bytes:
+        if self.json:
+            return (render.view_json(view) + "\n").encode("utf-8", "backslashreplace")
+        self.pairing.see(view)
+        text = render.view_text(view, self.pairing, width=self.width, subagent_calls={})
+        return ("\n" + text + "\n").encode("utf-8", "backslashreplace")
+
+    # -- two processes -------------------------------------------------------------------------------
+
+    def _start_child(self) -> int | None:
+        """Fork the child that renders from the line nearest the middle on; its first byte, or None."""
+        stream = self.stream
+        if (
+            self.workers < 2
+            or not hasattr(os, "fork")
+            or not sys.platform.startswith("linux")
+            or (os.cpu_count() or 1) < 2
+            or stream.size < PARALLEL_MIN_BYTES
+        ):
+            return None
+        mid = _line_end(stream.fd, max(int(stream.size * SPLIT), stream.reader.pos), stream.size)
+        if mid is None:
+            return None
+        import tempfile  # here: after the first records are out
+
+        try:
+            tmp = tempfile.TemporaryFile(prefix="sessionview-show-")
+        except OSError:
+            return None
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: the second half, then exit without running this process's cleanup
+            code = 0
+            try:
+                os.close(r)
+                self._child_main(mid, w, tmp.fileno())
+            except BaseException:  # noqa: BLE001 - the parent renders the rest itself
+                code = 1
+            finally:
+                os._exit(code)
+        os.close(w)
+        stream.reader.end = mid
+        self._child = (pid, r, tmp)
+        self.split = mid
+        return mid
+
+    def _child_main(self, mid: int, w: int, out: int) -> None:
+        """The child: render from ``mid`` on with a pairing of its own, in blocks, each with the calls and
+        results it saw (a log to replay) and the call ids its links depend on."""
+        stream = self.stream
+        first = n = 0
+        self.pairing = render.RunningPairing()  # this half's own; the parent checks what it depends on
+        log: list[Event] = []
+        fast = BruteRender(self.pairing, log)
+        pos = mid
+        frames = _Frames(w, out)
+        try:
+            first = n = _count_lines(stream.fd, mid)
+            for block in self._render(fast, iter(LineReader(stream.fd, mid, stream.size, stream.cap)), n, [], log):
+                n, consumed = self._done
+                pos = mid + consumed
+                frames.write(_DATA, [block], log, first + 1, n, pos)
+                first = n
+                log.clear()
+            frames.write(_END, [], [], n + 1, n, pos)
+        except BaseException as exc:  # noqa: BLE001 - handed to the parent
+            try:
+                data = pickle.dumps(exc)
+            except Exception:  # noqa: BLE001
+                data = pickle.dumps(RuntimeError(f"{type(exc).__name__}: {exc}"))
+            frames.write(_ERROR, [data], [], first + 1, n, pos)
+
+    def _relay(self, fast: BruteRender, n: int, mid: int) -> Iterator[bytes]:
+        """The child's blocks, in order. A block whose links depend on a call id of the first half (the child
+        could not know it) is rendered here again; the rest too if the child failed."""
+        assert self._child is not None
+        _, r, tmp = self._child
+        fd, cap = tmp.fileno(), self.stream.cap
+        first_half = set(self.pairing.calls)  # results and names are only ever kept for these ids
+        off = 0
+        pos = mid
+        while True:
+            header = _read_exact(r, _HEADER.size)
+            if header is None:
+                break  # the child ended without a word: render the rest here
+            kind, nb, ne, first, last, end = _HEADER.unpack(header)
+            blob = _pread_exact(fd, nb, off)
+            log: list[Event] = pickle.loads(_pread_exact(fd, ne, off + nb)) if ne else []
+            off += nb + ne
+            if kind == _ERROR:
+                try:
+                    exc = pickle.loads(blob)
+                except Exception:  # noqa: BLE001 - whatever it was, the rest is rendered here
+                    exc = None
+                if isinstance(exc, SourceChanged):
+                    raise exc
+                break  # render the rest here
+            if first != n + 1:
+                raise SourceChanged(f"the lines before byte {mid} changed while the file was read")
+            if kind == _END:
+                self.count = n
+                return
+            if log and not first_half.isdisjoint(_ids(log)):
+                self.redone += 1
+                yield from self._render(fast, iter(LineReader(self.stream.fd, pos, end, cap)), n, [])
+            else:
+                self.relayed += 1
+                replay(self.pairing, log)
+                yield blob
+            n, pos = last, end
+            self.count = n
+        self.close()
+        self.count = yield from self._render(fast, iter(LineReader(self.stream.fd, pos, self.stream.size, cap)), n, [])
+
+    def _view_blocks(self) -> Iterator[bytes]:
+        """Any format, through the views (merged where a format streams one message in several records)."""
+        parts: list[str] = []
+        held = 0
+        pairing = self.pairing
+        for view in iter_merged(self.stream.views()):
+            if self.json:
+                text = render.view_json(view) + "\n"
+            else:
+                pairing.see(view)
+                text = "\n" + render.view_text(view, pairing, width=self.width, subagent_calls={}) + "\n"
+            parts.append(text)
+            held += len(text)
+            self.shown += len(view.numbers)
+            self.messages += 1
+            if held > BLOCK or self.messages == 1:
+                yield "".join(parts).encode("utf-8", "backslashreplace")
+                parts, held = [], 0
+        self.count = self.stream.count
+        if parts:
+            yield "".join(parts).encode("utf-8", "backslashreplace")
+
+    def close(self) -> None:
+        """End the child, if it still runs, and drop its file."""
+        child, self._child = self._child, None
+        if child is None:
+            return
+        pid, r, tmp = child
+        try:
+            os.kill(pid, 9)
+        except ProcessLookupError:
+            pass
+        os.waitpid(pid, 0)
+        os.close(r)
+        tmp.close()
+
+
+def _line_end(fd: int, at: int, size: int) -> int | None:
+    """The byte after the first newline at or after ``at`` (before ``size``), or None."""
+    pos = at
+    while pos < size:
+        chunk = os.pread(fd, min(CHUNK, size - pos), pos)
+        if not chunk:
+            return None
+        i = chunk.find(b"\n")
+        if i != -1:
+            return pos + i + 1 if pos + i + 1 < size else None
+        pos += len(chunk)
+    return None
+
+
+def _count_lines(fd: int, end: int) -> int:
+    """The newlines before byte ``end``: the records before the line that starts there."""
+    n = pos = 0
+    while pos < end:
+        chunk = os.pread(fd, min(4 * CHUNK, end - pos), pos)
+        if not chunk:
+            raise SourceChanged(f"file ended at byte {pos}, expected {end}")
+        n += chunk.count(b"\n")
+        pos += len(chunk)
+    return n
+
+
+def _ids(log: list[Event]) -> set[Any]:
+    """The call ids a block's links depend on: its calls' and its results'."""
+    ids = {cid for _, calls, _ in log for cid, _ in calls}
+    ids.update(rid for _, _, results in log for rid in results)
+    return ids
+
+
+class _Frames:
+    """The child's side: each block's bytes written to ``out`` at the end of the blocks before (so that a
+    block that could not be written whole is overwritten by the next), then its header sent through ``w``."""
+
+    def __init__(self, w: int, out: int) -> None:
+        self.w = w
+        self.out = out
+        self.off = 0
+
+    def write(self, kind: int, parts: list[bytes], events: list[Event], first: int, last: int, end: int) -> None:
+        blob = b"".join(parts)
+        ev = pickle.dumps(events, protocol=pickle.HIGHEST_PROTOCOL) if events else b""
+        off = self.off
+        for data in (blob, ev):
+            view = memoryview(data)
+            while view:
+                done = os.pwrite(self.out, view, off)
+                view = view[done:]
+                off += done
+        os.write(self.w, _HEADER.pack(kind, len(blob), len(ev), first, last, end))
+        self.off = off
+
+
+def _read_exact(fd: int, n: int) -> bytes | None:
+    data = b""
+    while len(data) < n:
+        got = os.read(fd, n - len(data))
+        if not got:
+            return None
+        data += got
+    return data
+
+
+def _pread_exact(fd: int, n: int, off: int) -> bytes:
+    parts = []
+    while n > 0:
+        got = os.pread(fd, n, off)
+        if not got:
+            raise OSError(f"the temporary file of the second half ended early at byte {off}")
+        parts.append(got)
+        n -= len(got)
+        off += len(got)
+    return b"".join(parts)

@@ -1,0 +1,192 @@
+"""``show`` of a big file (``core/view/showstream.py``): one process or two, the same bytes as the views give,
+with small blocks so that the second process's blocks, holes and views are all exercised; a child that fails
+is made up for; a child is never left behind."""
+
+from __future__ import annotations
+
+import glob
+import os
+import random
+
+import pytest
+
+from sessionview.core.doc.linescan import SourceChanged
+from sessionview.core.doc.model import iter_merged
+from sessionview.core import streamview
+from sessionview.core.streamview import open_stream
+from sessionview.core.view import render, showstream
+from sessionview.core.view.showstream import ShowStream
+
+FIX = os.path.join(os.path.dirname(__file__), "..", "fixtures")
+SPOILERS = [
+    b"",
+    b"{oops",
+    b'{"role":"user","content":"a","content":"b"}',
+    b'{"role":"assistant","content":"\\u001b[31m","tool_calls":[{"id":"x1","name":"shell","arguments":{"n":123456789012345678901234567890}}]}',
+    b'{"role":"user","content":NaN}',
+    b'{"role":"tool","tool_call_id":"tc_01","content":"\\u202eevil\\u0007 \\u00ad\\ufeff"}',
+    b'{"role":"user","content":"\xff\xfe not utf-8"}',
+    b'{"role":"user","content":"crlf"}\r',
+    b'{"role":"assistant","content":null,"tool_calls":[{"id":"dup","name":"a"},{"id":"dup","name":"b","arguments":null}]}',
+    b'{"role":"tool","tool_call_id":"dup","content":"[compacted:tool_results] gone"}',
+    b'{"role":"tool","tool_call_id":"dup","content":"again"}',
+    b"[1,2,3]",
+    b'{"role":"user","content":"' + b"x" * 5000 + b'"}',  # over the cap of some tests
+]
+
+
+def _hostile_file(tmp_path, seed=14, lines=400):
+    rng = random.Random(seed)
+    pool = []
+    for name in ("brute-session.jsonl", "roundtrip-edge-cases.jsonl"):
+        with open(os.path.join(FIX, name), "rb") as f:
+            pool += f.read().splitlines()
+    head = open(os.path.join(FIX, "brute-session.jsonl"), "rb").read()  # Brute is detected from it
+    body = [rng.choice(pool) if rng.random() < 0.8 else rng.choice(SPOILERS) for _ in range(lines)]
+    p = tmp_path / "big.jsonl"
+    p.write_bytes(head + b"\n".join(body) + b'\n{"role":"user","content":"unterminated')
+    return str(p)
+
+
+def _reference(path, json=False):
+    """What the views give, printed as ``show`` printed them before it rendered from bytes."""
+    stream = open_stream(path)
+    pairing = render.RunningPairing()
+    out = []
+    for view in iter_merged(stream.views()):
+        if json:
+            out.append(render.view_json(view) + "\n")
+        else:
+            pairing.see(view)
+            out.append("\n" + render.view_text(view, pairing) + "\n")
+    stream.close()
+    return "".join(out).encode("utf-8", "backslashreplace"), stream.count
+
+
+def _shown(path, workers, json=False, printers=None):
+    stream = open_stream(path)
+    printer = ShowStream(stream, json=json, workers=workers)
+    if printers is not None:
+        printers.append(printer)
+    try:
+        data = b"".join(printer.blocks())
+    finally:
+        printer.close()
+        stream.close()
+    if stream.format == "brute":
+        assert printer.messages == printer.shown == printer.count
+        assert (printer.split is not None) == (workers == 2 and printer.count > 30), "two processes"
+    return data, printer.count
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    monkeypatch.setattr(streamview, "CHUNK", 256)  # the format is detected within the first reads, not the whole file
+    monkeypatch.setattr(showstream, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(showstream, "BLOCK", 300)
+
+
+@pytest.mark.parametrize("json", [False, True])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_one_or_two_processes_print_what_the_views_give(tmp_path, small_blocks, seed, json):
+    path = _hostile_file(tmp_path, seed)
+    want = _reference(path, json)
+    assert _shown(path, 1, json) == want
+    assert _shown(path, 2, json) == want
+
+
+def test_blocks_that_need_the_first_half_are_rendered_again(tmp_path, small_blocks):
+    """Unique call ids: the child's blocks are printed as they are; an id of the first half used again in the
+    second (a result of an early call, a call id used twice): that block is rendered again here."""
+    head = open(os.path.join(FIX, "brute-session.jsonl"), "rb").read()
+    body = []
+    for i in range(300):  # calls with unique ids, no results: nothing of the second half links to the first
+        body.append(b'{"role":"assistant","content":"","tool_calls":[{"id":"c%d","name":"shell","arguments":{"command":"ls"}}]}' % i)
+        body.append(b'{"role":"user","content":"next"}')
+    p = tmp_path / "unique.jsonl"
+    p.write_bytes(head + b"\n".join(body) + b"\n")
+    printers: list = []
+    assert _shown(str(p), 2, printers=printers) == _reference(str(p))
+    assert printers[0].relayed > 0 and printers[0].redone == 0
+    redone = 0
+    body[-1] = b'{"role":"tool","content":"late","tool_call_id":"c3"}'  # answers a call of the first half
+    body[-4] = b'{"role":"assistant","content":"","tool_calls":[{"id":"c4","name":"again"}]}'  # an id used again
+    p.write_bytes(head + b"\n".join(body) + b"\n")
+    printers.clear()
+    assert _shown(str(p), 2, printers=printers) == _reference(str(p))
+    assert printers[0].relayed > 0 and printers[0].redone > redone
+
+
+@pytest.mark.parametrize("split", [0.01, 0.3, 0.99])
+def test_any_split_point(tmp_path, small_blocks, monkeypatch, split):
+    monkeypatch.setattr(showstream, "SPLIT", split)
+    path = _hostile_file(tmp_path)
+    assert _shown(path, 2) == _reference(path)
+
+
+def test_every_fixture_in_two_processes(small_blocks):
+    for path in sorted(glob.glob(os.path.join(FIX, "**", "*.jsonl"), recursive=True)):
+        stream = open_stream(path)
+        if stream is None:
+            continue
+        stream.close()
+        assert _shown(path, 2) == _reference(path), path
+
+
+def test_a_child_that_dies_is_made_up_for(tmp_path, small_blocks, monkeypatch):
+    path = _hostile_file(tmp_path)
+    want = _reference(path)
+
+    def dies(self, mid, w, out):
+        os._exit(3)
+
+    monkeypatch.setattr(ShowStream, "_child_main", dies)
+    assert _shown(path, 2) == want
+
+
+def test_a_child_that_fails_half_way_is_made_up_for(tmp_path, small_blocks, monkeypatch):
+    path = _hostile_file(tmp_path)
+    want = _reference(path)
+    real = showstream._Frames.write
+    frames = []
+
+    def fails(self, kind, *rest):
+        frames.append(kind)
+        if len(frames) == 3:
+            os.pwrite(self.out, b"half a block", self.off)
+            raise OSError(28, "No space left on device")
+        real(self, kind, *rest)
+
+    monkeypatch.setattr(showstream._Frames, "write", fails)
+    assert _shown(path, 2) == want
+
+
+def test_a_changed_file_seen_by_the_child_is_an_error(tmp_path, small_blocks, monkeypatch):
+    path = _hostile_file(tmp_path)
+    monkeypatch.setattr(showstream, "_count_lines", lambda fd, end: (_ for _ in ()).throw(SourceChanged("shrank")))
+    with pytest.raises(SourceChanged):
+        _shown(path, 2)
+
+
+def test_the_child_must_start_where_the_parent_stops(tmp_path, small_blocks, monkeypatch):
+    path = _hostile_file(tmp_path)
+    real = showstream._count_lines
+    monkeypatch.setattr(showstream, "_count_lines", lambda fd, end: real(fd, end) + 1)
+    with pytest.raises(SourceChanged):
+        _shown(path, 2)
+
+
+def test_closing_early_ends_the_child(tmp_path, small_blocks):
+    path = _hostile_file(tmp_path, lines=2000)
+    stream = open_stream(path)
+    printer = ShowStream(stream, workers=2)
+    blocks = printer.blocks()
+    for _ in range(4):
+        next(blocks)
+    assert printer._child is not None
+    pid = printer._child[0]
+    blocks.close()  # as when the reader of a pipe goes away
+    stream.close()
+    assert printer._child is None
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # reaped: not ours any more, not a zombie
