@@ -18,16 +18,18 @@ records named still hold the bytes they held the first time. The file is written
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 from dataclasses import dataclass
-from typing import Callable, TypeVar
+from typing import TYPE_CHECKING, Callable, TypeVar
 
 from sessionview.core.doc.linescan import SourceChanged
 from sessionview.core.edit import drop as _drop, plan as _plan, preview as _preview, summary as _summary, writeback
 from sessionview.core.edit.change import Change, Editable, open_editable
 from sessionview.core.edit.preview import PreviewRow
 from sessionview.core.edit.writeback import Outcome
+
+if TYPE_CHECKING:
+    import subprocess  # only the summarizer runs a process (imported there, when it does)
 from sessionview.core.errors import AnotherWriter, Conflict, InvalidEdit, Refused
 from sessionview.core.store import backups, restore
 from sessionview.core.store.backup_copy import verified_chunks

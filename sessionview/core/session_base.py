@@ -7,7 +7,6 @@ chooses between them.
 
 from __future__ import annotations
 
-import pickle
 from typing import Any, Iterator
 
 from sessionview.core.doc.model import Kind, Problem, ToolCall, ToolResult, View, merge_views
@@ -124,11 +123,15 @@ class RecordFacts:
     def seal(self) -> None:
         """Pickle the records held since the last block (before the facts are handed on)."""
         if self._block:
+            import pickle  # here: only check's second half pickles (a write command never does)
+
             self.blocks.append(pickle.dumps(self._block, protocol=pickle.HIGHEST_PROTOCOL))
             self._block = []
 
     def replay(self, ledger: CallLedger) -> None:
         self.seal()
+        import pickle
+
         for block in self.blocks:
             for number, calls, results, what in pickle.loads(block):
                 if what == self.USER:

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from sessionview.core.doc.model import Kind, View
 from sessionview.core.edit.change import Editable
 from sessionview.core.text import escape_control
 from sessionview.core.text import plural
+
+if TYPE_CHECKING:
+    import subprocess
 
 DEFAULT_TIMEOUT = 120.0
 _ARG_KEYS = ("command", "cmd", "path", "file", "file_path", "pattern", "query", "url", "name")
@@ -119,6 +121,8 @@ def run_summarizer(
     """Run ``sh -c command`` with ``records`` (raw JSONL lines, no terminators) on stdin.
 
     ``on_start`` receives the process once it runs, so a caller in another thread can :func:`stop` it."""
+    import subprocess  # here: a save that runs no summarizer does not import it
+
     payload = b"".join(r + b"\n" for r in records)
     try:
         proc = subprocess.Popen(

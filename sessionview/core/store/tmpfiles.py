@@ -10,7 +10,6 @@ import errno
 import fcntl
 import os
 import re
-import secrets
 import stat
 
 from sessionview.core.store.fsio import O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK, UNSUPPORTED
@@ -48,7 +47,7 @@ def create_tmp(dir_fd: int, base: str, mode: int = 0o600) -> tuple[int, str]:
     stem = base[:200]
     flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_APPEND | O_CLOEXEC | O_NOFOLLOW
     for _ in range(100):
-        name = f".{stem}{TMP_MARK}{secrets.token_hex(6)}"
+        name = f".{stem}{TMP_MARK}{os.urandom(6).hex()}"
         try:
             fd = os.open(name, flags, mode, dir_fd=dir_fd)
         except FileExistsError:
