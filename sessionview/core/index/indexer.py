@@ -26,7 +26,6 @@ writes; a second thread was measured slower (the extraction holds the interprete
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import stat as stat_mod
 import time
@@ -78,6 +77,8 @@ class Summary:
 
 
 def _h(data: bytes) -> bytes:
+    import hashlib  # here: loading OpenSSL is a few ms of a cold search that indexes nothing
+
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
