@@ -2,7 +2,8 @@
 
 :mod:`.parser` builds the argparse parser (every help text), :mod:`.commands` holds the thin commands over
 :mod:`sessionview.core.ops`, :mod:`.output` what they print. Heavy modules (textual, the UI) are imported
-only by the commands that need them, so ``--help``, ``show`` and ``check`` start fast.
+only by the commands that need them, and ``sessionview COMMAND ...`` builds only that command's parser, so
+``--help``, ``show``, ``check`` and ``search`` start fast.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import sys
 from typing import Sequence
 
 from sessionview.cli.output import CliError, err, sanitize_std_fds
-from sessionview.cli.parser import build_parser, tui_parser
+from sessionview.cli.parser import COMMANDS, build_parser, tui_parser
 
 __all__ = ["CliError", "build_parser", "main"]
 
@@ -26,10 +27,11 @@ def _source_changed() -> type[BaseException]:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     sanitize_std_fds()
-    parser = build_parser()
-    subparsers = parser._subparsers._group_actions[0] if parser._subparsers else None
-    known = set(subparsers.choices or ()) if subparsers is not None else set()
+    known = set(COMMANDS)
     first = next((a for a in argv if not a.startswith("-") or a == "--"), None)
+    # "sessionview COMMAND ...": a parser of that command alone (its help and errors are the same; building
+    # every command's parser and importing every command's module is most of a cold start)
+    parser = build_parser(argv[0] if argv and argv[0] in known else None)
     args = None
     try:
         if argv and (argv[0] in known or argv[0] in ("-h", "--help", "--version")):

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+import importlib
+from typing import TYPE_CHECKING, Any, Callable
 
-from sessionview.cli import commands, searching, writing
 from sessionview.cli.output import PROG
 
 if TYPE_CHECKING:
@@ -59,6 +59,13 @@ examples:
 """
 
 
+def _cmd(module: str, name: str) -> Callable[[argparse.Namespace], Any]:
+    """The command ``name`` of ``sessionview.cli.<module>``: a module is imported when a parser that runs one
+    of its commands is built (``build_parser(only=...)`` builds one)."""
+    func: Callable[[argparse.Namespace], Any] = getattr(importlib.import_module(f"sessionview.cli.{module}"), name)
+    return func
+
+
 def _size_arg(text: str) -> int:
     from sessionview.core.sizes import parse_size
 
@@ -108,7 +115,7 @@ def _add_show(sub: Subparsers) -> None:
     p.add_argument("--json", action="store_true",
                    help="print one normalised JSON object per message instead (streamed blocks merged, as in the app)")
     p.add_argument("--width", type=int, default=0, help=argparse.SUPPRESS)
-    p.set_defaults(func=commands.cmd_show)
+    p.set_defaults(func=_cmd("commands", "cmd_show"))
 
 
 def _add_check(sub: Subparsers) -> None:
@@ -123,7 +130,7 @@ def _add_check(sub: Subparsers) -> None:
     p.add_argument("files", nargs="+", metavar="FILE", help="session files")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing for clean files")
     p.add_argument("--all", action="store_true", help="list every problem (by default a kind is listed 20 times, then counted)")
-    p.set_defaults(func=commands.cmd_check)
+    p.set_defaults(func=_cmd("commands", "cmd_check"))
 
 
 def _add_demo(sub: Subparsers) -> None:
@@ -131,7 +138,7 @@ def _add_demo(sub: Subparsers) -> None:
                        description="Copy bundled example sessions (one per format) to a temporary directory and open\n"
                        "the app on them while a simulated agent writes to one of them.",
                        formatter_class=_formatter)
-    p.set_defaults(func=commands.cmd_demo)
+    p.set_defaults(func=_cmd("commands", "cmd_demo"))
 
 
 def _add_edit(sub: Subparsers) -> None:
@@ -147,7 +154,7 @@ def _add_edit(sub: Subparsers) -> None:
     g.add_argument("--content-file", metavar="F", help="set the message's text from a file (- for stdin)")
     g.add_argument("--json", metavar="JSON", help="replace the whole message with this JSON object")
     _write_flags(p)
-    p.set_defaults(func=writing.cmd_edit)
+    p.set_defaults(func=_cmd("writing", "cmd_edit"))
 
 
 def _add_delete(sub: Subparsers) -> None:
@@ -156,7 +163,7 @@ def _add_delete(sub: Subparsers) -> None:
                "examples:\n  sessionview delete s.jsonl 12\n  sessionview delete s.jsonl 12:20 --dry-run")
     p.add_argument("range", metavar="N[:M]", help="a record number or an inclusive range")
     _write_flags(p)
-    p.set_defaults(func=writing.cmd_delete)
+    p.set_defaults(func=_cmd("writing", "cmd_delete"))
 
 
 def _add_truncate(sub: Subparsers) -> None:
@@ -164,7 +171,7 @@ def _add_truncate(sub: Subparsers) -> None:
                "example:\n  sessionview truncate s.jsonl --keep 40")
     p.add_argument("--keep", type=int, required=True, metavar="N", help="how many records to keep")
     _write_flags(p)
-    p.set_defaults(func=writing.cmd_truncate)
+    p.set_defaults(func=_cmd("writing", "cmd_truncate"))
 
 
 def _add_compact(sub: Subparsers) -> None:
@@ -185,7 +192,7 @@ def _add_compact(sub: Subparsers) -> None:
     p.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
                    help="stop the summarizer after this long (default 120); nothing is written")
     _write_flags(p)
-    p.set_defaults(func=writing.cmd_compact)
+    p.set_defaults(func=_cmd("writing", "cmd_compact"))
 
 
 def _add_drop_result(sub: Subparsers) -> None:
@@ -196,7 +203,7 @@ def _add_drop_result(sub: Subparsers) -> None:
                "examples:\n  sessionview drop-result s.jsonl 12\n  sessionview drop-result s.jsonl 2:40 --dry-run")
     p.add_argument("range", metavar="N[:M]", help="a record number or an inclusive range")
     _write_flags(p)
-    p.set_defaults(func=writing.cmd_drop_result)
+    p.set_defaults(func=_cmd("writing", "cmd_drop_result"))
 
 
 def _add_history(sub: Subparsers) -> None:
@@ -204,7 +211,7 @@ def _add_history(sub: Subparsers) -> None:
                "Backups live under $XDG_STATE_HOME/sessionview/backups (default ~/.local/state/...),\n"
                "or under $SESSIONVIEW_STATE_DIR when it is set; never next to the session files.",
                "example:\n  sessionview history s.jsonl")
-    p.set_defaults(func=writing.cmd_history)
+    p.set_defaults(func=_cmd("writing", "cmd_history"))
 
 
 def _add_undo(sub: Subparsers) -> None:
@@ -213,7 +220,7 @@ def _add_undo(sub: Subparsers) -> None:
                "example:\n  sessionview undo s.jsonl")
     p.add_argument("--dry-run", action="store_true", help="print a unified diff of the file and write nothing")
     p.add_argument("--force", action="store_true", help="override the check for another writer")
-    p.set_defaults(func=writing.cmd_undo)
+    p.set_defaults(func=_cmd("writing", "cmd_undo"))
 
 
 def _add_prune(sub: Subparsers) -> None:
@@ -233,7 +240,7 @@ def _add_prune(sub: Subparsers) -> None:
     p.add_argument("--max-bytes", type=_size_arg, metavar="SIZE",
                    help="all backups together, e.g. 2GiB or 500MiB (default: backups_max_bytes)")
     p.add_argument("--dry-run", action="store_true", help="list what would be removed and remove nothing")
-    p.set_defaults(func=writing.cmd_prune)
+    p.set_defaults(func=_cmd("writing", "cmd_prune"))
 
 
 def _add_serve(sub: Subparsers) -> None:
@@ -258,7 +265,7 @@ def _add_serve(sub: Subparsers) -> None:
     p.add_argument("--public", action="store_true", help="allow binding a non-loopback --host (prints a warning)")
     p.add_argument("--allow-write", action="store_true", help="let the served app edit sessions")
     p.add_argument("--max-sessions", type=int, default=4, metavar="K", help="app processes at once (default 4)")
-    p.set_defaults(func=commands.cmd_serve)
+    p.set_defaults(func=_cmd("commands", "cmd_serve"))
 
 
 class _Intermixed(argparse.ArgumentParser):
@@ -290,7 +297,7 @@ def _add_export(sub: Subparsers) -> None:
     p.add_argument("--to", choices=("md", "html"), help="the format (default: from -o's extension)")
     p.add_argument("-o", "--output", metavar="OUT",
                    help="write to OUT (atomically; replaced if it exists) instead of stdout")
-    p.set_defaults(func=commands.cmd_export)
+    p.set_defaults(func=_cmd("commands", "cmd_export"))
 
 
 def _add_fork(sub: Subparsers) -> None:
@@ -304,7 +311,7 @@ def _add_fork(sub: Subparsers) -> None:
     p.add_argument("file", metavar="FILE", help="the session file")
     p.add_argument("n", type=int, metavar="N", help="the last record to keep, as 'show' prints it (#N)")
     p.add_argument("-o", "--output", metavar="NEW", help="the new file's name (refused if it exists)")
-    p.set_defaults(func=commands.cmd_fork)
+    p.set_defaults(func=_cmd("commands", "cmd_fork"))
 
 
 def _add_hosts(sub: Subparsers) -> None:
@@ -329,28 +336,34 @@ def _cmd_hosts(args: argparse.Namespace) -> int:
     return cmd_hosts(args)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _add_index_search(sub: Subparsers) -> None:
+    from sessionview.cli import searching
+
+    searching.add_commands(sub, _formatter)
+
+
+#: every command, in the order of the help, and what adds its parser (index and search are added together)
+ADDERS: dict[str, Callable[[Subparsers], None]] = {
+    "show": _add_show, "check": _add_check, "demo": _add_demo, "edit": _add_edit, "delete": _add_delete,
+    "truncate": _add_truncate, "compact": _add_compact, "drop-result": _add_drop_result, "history": _add_history,
+    "undo": _add_undo, "prune": _add_prune, "serve": _add_serve, "export": _add_export, "fork": _add_fork,
+    "hosts": _add_hosts, "index": _add_index_search, "search": _add_index_search,
+}
+COMMANDS = tuple(ADDERS)
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; with ``only`` (one of :data:`COMMANDS`), a parser that knows only that command,
+    for a fast start: it parses that command's arguments and prints its help and errors exactly as the whole
+    parser does."""
     parser = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION, epilog=EPILOG, formatter_class=_formatter)
     from sessionview import __version__
 
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    _add_show(sub)
-    _add_check(sub)
-    _add_demo(sub)
-    _add_edit(sub)
-    _add_delete(sub)
-    _add_truncate(sub)
-    _add_compact(sub)
-    _add_drop_result(sub)
-    _add_history(sub)
-    _add_undo(sub)
-    _add_prune(sub)
-    _add_serve(sub)
-    _add_export(sub)
-    _add_fork(sub)
-    _add_hosts(sub)
-    searching.add_commands(sub, _formatter)
+    adders = [ADDERS[only]] if only is not None else list(dict.fromkeys(ADDERS.values()))
+    for add in adders:
+        add(sub)
     return parser
 
 
@@ -361,5 +374,5 @@ def tui_parser() -> argparse.ArgumentParser:
     p.add_argument("--on-host", action="store_true",
                    help="with a remote address: run the app on the host, in this terminal (ssh -t; it needs sessionview "
                         "there, and edits there); by default the app runs here and reads over SFTP")
-    p.set_defaults(func=commands.cmd_tui)
+    p.set_defaults(func=_cmd("commands", "cmd_tui"))
     return p

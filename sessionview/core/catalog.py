@@ -13,10 +13,15 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
-from sessionview.core import formats, jsondoc
-from sessionview.core.sketch import Sketch, sketch_lines, sketch_session
+from sessionview.core import formats
+
+if TYPE_CHECKING:
+    from sessionview.core.sketch import Sketch
+
+# jsondoc (documents, sessions) and the sketch are imported by the functions that use them, so that a
+# listing (scan, stat_entry: the index's walk before a search) does not load them
 
 SESSION_SUFFIXES = (".jsonl", ".ndjson", ".json")
 #: directories never entered (version control, dependencies, caches)
@@ -40,6 +45,8 @@ DOCUMENT_KEYS = (b'"sessionId"', b'"messages"', b'"history"')
 def looks_like_json_document(head: bytes) -> bool:
     """A ``.json`` file is listed only when it looks like a session document: a LittleGhost store document, or
     a multi-line JSON document naming a session's keys in its first bytes (Gemini CLI, ``/chat save``...)."""
+    from sessionview.core import jsondoc
+
     h = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     if h.startswith(b'{"version"') or h.startswith(b'{"snapshot"') or h.startswith(b'{"messages"'):
         return True
@@ -83,6 +90,8 @@ def _rel(root: str, path: str) -> str:
 
 
 def _json_ok(path: str) -> bool:
+    from sessionview.core import jsondoc
+
     try:
         with open(path, "rb") as f:
             return looks_like_json_document(f.read(jsondoc.HEAD_BYTES))
@@ -182,6 +191,9 @@ def describe(path: str, should_stop: Callable[[], bool] | None = None) -> tuple[
 def describe_full(path: str, should_stop: Callable[[], bool] | None = None, *, sketch: bool = True) -> Description:
     """Format title, record count, error and (with ``sketch``) the :class:`~sessionview.core.sketch.Sketch`
     of one session file: its head and tail are read, and its lines counted in one pass."""
+    from sessionview.core import jsondoc
+    from sessionview.core.sketch import sketch_lines
+
     try:
         with open(path, "rb") as f:
             head = f.read(formats.HEAD_BYTES)
@@ -208,6 +220,7 @@ def describe_full(path: str, should_stop: Callable[[], bool] | None = None, *, s
 def _describe_document(path: str, sketch: bool = False) -> Description:
     try:
         from sessionview.core.session import open_session
+        from sessionview.core.sketch import sketch_session
 
         session = open_session(path)
         try:

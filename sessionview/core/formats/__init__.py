@@ -8,35 +8,73 @@ Anthropic, Brute, and the generic adapter as the fallback.
 
 from __future__ import annotations
 
+import importlib
 import itertools
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
-from sessionview.core.doc.parse import parse_record
-from sessionview.core.formats.anthropic import AnthropicAdapter
-from sessionview.core.formats.base import Adapter
-from sessionview.core.formats.brute import BruteAdapter
-from sessionview.core.formats.claude_code import ClaudeCodeAdapter
-from sessionview.core.formats.codex import CodexAdapter
-from sessionview.core.formats.gemini import GeminiAdapter
-from sessionview.core.formats.generic import GenericAdapter
-from sessionview.core.formats.littleghost_jsonl import LittleGhostJsonlAdapter
-from sessionview.core.formats.openai import OpenAIChatAdapter
-from sessionview.core.formats.pi import PiAdapter
+if TYPE_CHECKING:
+    from sessionview.core.formats.base import Adapter
 
-#: adapters in detection order; the generic adapter is the fallback
-ADAPTERS: list[type[Adapter]] = [
-    CodexAdapter,
-    ClaudeCodeAdapter,
-    PiAdapter,
-    GeminiAdapter,
-    LittleGhostJsonlAdapter,
-    OpenAIChatAdapter,
-    AnthropicAdapter,
-    BruteAdapter,
-]
+#: (format name, module, class) in detection order; the generic adapter, last, is the fallback. An adapter's
+#: module is imported the first time it is needed (a search imports only the formats of its hits)
+_REGISTRY: tuple[tuple[str, str, str], ...] = (
+    ("codex", "codex", "CodexAdapter"),
+    ("claude-code", "claude_code", "ClaudeCodeAdapter"),
+    ("pi", "pi", "PiAdapter"),
+    ("gemini", "gemini", "GeminiAdapter"),
+    ("littleghost-jsonl", "littleghost_jsonl", "LittleGhostJsonlAdapter"),
+    ("openai", "openai", "OpenAIChatAdapter"),
+    ("anthropic", "anthropic", "AnthropicAdapter"),
+    ("brute", "brute", "BruteAdapter"),
+    ("jsonl", "generic", "GenericAdapter"),
+)
+_BY_CLASS = {cls: mod for _, mod, cls in _REGISTRY}
+_MODULE = {name: (mod, cls) for name, mod, cls in _REGISTRY}
+_loaded: dict[str, type[Adapter]] = {}  # class name -> class
 
-_ALL: list[type[Adapter]] = [*ADAPTERS, GenericAdapter]
-BY_NAME: dict[str, type[Adapter]] = {a.name: a for a in _ALL}
+
+def _load(mod: str, cls: str) -> type[Adapter]:
+    adapter = _loaded.get(cls)
+    if adapter is None:
+        adapter = _loaded[cls] = getattr(importlib.import_module(f"{__name__}.{mod}"), cls)
+    return adapter
+
+
+class _ByName(Mapping[str, "type[Adapter]"]):
+    """Format name to adapter class, importing an adapter's module only when it is looked up."""
+
+    def __getitem__(self, name: str) -> type[Adapter]:
+        return _load(*_MODULE[name])
+
+    def __contains__(self, name: object) -> bool:
+        return name in _MODULE
+
+    def __iter__(self) -> Iterator[str]:
+        return (n for n, _, _ in _REGISTRY)
+
+    def __len__(self) -> int:
+        return len(_REGISTRY)
+
+
+BY_NAME: Mapping[str, type[Adapter]] = _ByName()
+
+if TYPE_CHECKING:
+    #: adapters in detection order; the generic adapter is the fallback (every adapter module is imported
+    #: when one of these is first used)
+    ADAPTERS: list[type[Adapter]]
+    _ALL: list[type[Adapter]]
+
+
+def __getattr__(name: str) -> Any:
+    """``ADAPTERS``, ``_ALL`` and the adapter classes (``formats.BruteAdapter``), imported on first use."""
+    if name in ("ADAPTERS", "_ALL"):
+        every = [_load(mod, cls) for _, mod, cls in _REGISTRY]
+        globals().update(ADAPTERS=every[:-1], _ALL=every)
+        return globals()[name]
+    if name in _BY_CLASS:
+        return _load(_BY_CLASS[name], name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 SAMPLE = 24  # parsed values the rules look at
 HEAD_BYTES = 256 * 1024  # the first bytes of a file read to detect its format
@@ -48,13 +86,14 @@ def detect(values: Iterable[Any]) -> Adapter:
     Only the first :data:`SAMPLE` values are taken from ``values`` (which may be a lazy iterator).
     """
     sample = list(itertools.islice(values, SAMPLE))
-    for adapter in ADAPTERS:
+    for _, mod, cls in _REGISTRY[:-1]:
+        adapter = _load(mod, cls)
         try:
             if adapter.detect(sample):
                 return adapter()
         except Exception:  # detection must never raise on hostile input
             continue
-    return GenericAdapter()
+    return _load("generic", "GenericAdapter")()
 
 
 def head_values(head: bytes) -> Iterator[Any]:
@@ -62,6 +101,8 @@ def head_values(head: bytes) -> Iterator[Any]:
 
     A ``head`` of :data:`HEAD_BYTES` or more may end in a cut line: its last piece is left out.
     """
+    from sessionview.core.doc.parse import parse_record
+
     lines = head.split(b"\n")
     if len(head) >= HEAD_BYTES:
         lines = lines[:-1]  # the last piece may be cut

@@ -26,15 +26,13 @@ writes; a second thread was measured slower (the extraction holds the interprete
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import stat as stat_mod
 import time
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator, Sequence
 
-from sessionview.core import catalog, formats, jsondoc
-from sessionview.core.doc.document import open_regular, preader
+from sessionview.core import catalog, formats
 from sessionview.core.formats.base import Adapter
 from sessionview.core.index import child
 from sessionview.core.index.extract import line_doc, line_docs, view_doc
@@ -79,6 +77,8 @@ class Summary:
 
 
 def _h(data: bytes) -> bytes:
+    import hashlib  # here: loading OpenSSL is a few ms of a cold search that indexes nothing
+
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
@@ -279,6 +279,8 @@ class Indexer:
             return "deleted"
         if state is not None and (state.dev, state.ino, state.size, state.mtime_ns) == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns):
             return "unchanged"
+        from sessionview.core.doc.document import open_regular  # only here: a search over a current index skips it
+
         try:
             fd = open_regular(path)
         except OSError as exc:
@@ -290,6 +292,8 @@ class Indexer:
             os.close(fd)
 
     def _index_open(self, path: str, fd: int, state: FileState | None, summary: Summary) -> str:
+        from sessionview.core.doc.document import preader
+
         st = os.fstat(fd)
         read = preader(fd)
         head = read(0, formats.HEAD_BYTES)
@@ -487,6 +491,8 @@ def _same(a: FileState | None, b: FileState | None) -> bool:
 
 
 def _is_document(path: str, head: bytes) -> bool:
+    from sessionview.core import jsondoc
+
     h = head[: jsondoc.HEAD_BYTES]
     if jsondoc.looks_like_document(h):
         return True

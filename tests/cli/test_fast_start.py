@@ -1,0 +1,62 @@
+"""``sessionview COMMAND ...`` builds only that command's parser: its help, errors and parsing are the same as the
+whole parser's."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from sessionview.cli import main
+from sessionview.cli.parser import COMMANDS, build_parser
+
+
+def _sub(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return action.choices[name]
+
+
+def test_the_fast_path_knows_every_command_in_the_help_order():
+    action = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert list(action.choices) == list(COMMANDS)
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_one_commands_parser_prints_the_same_help(name, monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", "100")
+    whole = _sub(build_parser(), name).format_help()
+    assert _sub(build_parser(name), name).format_help() == whole
+    with pytest.raises(SystemExit) as exc:
+        main([name, "--help"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out == whole
+
+
+@pytest.mark.parametrize("argv", [
+    ["search"], ["search", "x", "--bogus"], ["search", "x", "--limit", "nope"], ["edit", "f"], ["show"],
+    ["prune", "--max-bytes", "zz"], ["search", "x", "--since", "yesterday"], ["export"],
+])
+def test_one_commands_parser_reports_the_same_errors(argv, monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", "100")
+    results = []
+    for parser in (build_parser(), build_parser(argv[0])):
+        with pytest.raises(SystemExit) as exc:
+            parser.parse_args(argv)
+        results.append((exc.value.code, capsys.readouterr()))
+    assert results[0] == results[1] and results[0][0] == 2 and "error:" in results[0][1].err
+
+
+def test_one_commands_parser_parses_the_same(tmp_path):
+    argv = ["search", "deploy", str(tmp_path), "--role", "tool", "--limit", "3", "--since", "2d", "--json"]
+    whole, one = vars(build_parser().parse_args(argv)), vars(build_parser("search").parse_args(argv))
+    assert whole.keys() == one.keys() and whole.pop("since") == pytest.approx(one.pop("since"), abs=5)
+    assert whole == one and whole["func"].__name__ == "cmd_search"
+
+
+def test_the_whole_help_is_unchanged(monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", "100")
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert out == build_parser().format_help()
+    assert all(f"    {name}" in out for name in COMMANDS)
