@@ -126,3 +126,15 @@ async def test_a_hostile_title_is_shown_inert(tmp_path):
         assert "[b]x\\x1b[31mred [@click=app.quit]q \\u202eevil" in shown
         assert "\x1b" not in all_text(app) and "\u202e" not in all_text(app)
         assert app.is_running
+
+
+async def test_a_long_path_keeps_its_end_and_the_count_on_screen(tmp_path):
+    deep = tmp_path.joinpath(*(["a-rather-long-directory-name"] * 6), "the-sessions")
+    deep.mkdir(parents=True)
+    shutil.copyfile(DEMO / "problems.jsonl", deep / "problems.jsonl")
+    app = SessionViewApp(deep, clock=fixed_clock, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await described(pilot)
+        first, second = lines(app)[:2]
+        assert first.strip().startswith("sessionview …") and first.strip().endswith("the-sessions")
+        assert second.strip().startswith("1 session")

@@ -174,7 +174,11 @@ class BrowserScreen(Screen):
         now = self.clock()
         live = sum(1 for e in self.catalog.entries.values() if e.is_live(now, LIVE_WINDOW))
         shown = len(self.table.rows) if self.is_mounted else 0
-        parts: list = [("sessionview ", "bold $text-accent"), (escape_control(self.display_root, one_line=True), "bold")]
+        root = escape_control(self.display_root, one_line=True)
+        room = max(8, (self.size.width or 80) - len("sessionview ") - 2)
+        if len(root) > room:  # one line: the path's end (the directory's name) stays, the counts below too
+            root = "…" + root[len(root) - room + 1 :]
+        parts: list = [("sessionview ", "bold $text-accent"), (root, "bold")]
         line2: list = []
         if not self.loaded:
             line2.append(("scanning…", "$text-muted"))
