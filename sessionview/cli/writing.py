@@ -173,8 +173,8 @@ def check_expected(session: "Editable", expected: list[str], path: str) -> list[
         except Exception:  # no such record, or it cannot be read: not what was shown
             got = None
         if got != digest:
-            which = f"#{first} is not the record" if len(parts) == 2 else f"#{first}-#{last} are not the records"
-            raise Refused(f"conflict: {path}: {which} that was shown (the file changed since); nothing was written")
+            which = f"#{first} is not the record that was" if len(parts) == 2 else f"#{first}-#{last} are not the records that were"
+            raise Refused(f"conflict: {path}: {which} shown (the file changed since); nothing was written")
         shown.append((first, last))
     return shown
 

@@ -22,6 +22,8 @@ The session screen on a remote file is made by :func:`sessionview.ui.screens.rem
 
 from __future__ import annotations
 
+import shlex
+
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -127,7 +129,7 @@ def read_only_reason(address: Address, capability: "Capability | None") -> str:
     if not capability.writable:
         return capability.reason
     return (f"remote: e d t c D write with {address.host_label}'s sessionview, next to the file (its preview first); "
-            f"undo and history: sessionview undo/history {address}")
+            f"undo and history: sessionview undo/history {shlex.quote(str(address))}")
 
 
 # -- the session list's hosts ------------------------------------------------------------------------

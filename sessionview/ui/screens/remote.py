@@ -15,6 +15,7 @@ history are not offered here: they are the CLI's on the host (``sessionview undo
 
 from __future__ import annotations
 
+import shlex
 import threading
 import time
 from typing import Any, Callable
@@ -77,7 +78,7 @@ class RemoteSessionScreen(SessionScreen):
 
     def _not_here(self) -> None:
         self.notify(escape_control(f"undo, redo and the backups' history of a remote session are the CLI's, on the host: "
-                                   f"sessionview undo {self.address} (or history)", one_line=True),
+                                   f"sessionview undo {shlex.quote(str(self.address))} (or history)", one_line=True),
                     title="remote", severity="warning", markup=False)
 
     def action_history(self) -> None:

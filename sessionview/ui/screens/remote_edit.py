@@ -28,7 +28,7 @@ from textual.widgets import Static, TextArea
 
 from sessionview.core.text import escape_control
 from sessionview.remote import writes
-from sessionview.ui.dialogs.confirm import ConfirmScreen
+from sessionview.ui.dialogs.confirm import PreviewScreen
 from sessionview.ui.dialogs.edit import json_text_area
 from sessionview.ui.dialogs.modal import MODAL_CSS, Dialog
 
@@ -58,6 +58,20 @@ class TextEditScreen(Dialog["str | None"]):
 
     def action_done(self) -> None:
         self.dismiss(self.query_one("#remote-edit-text", TextArea).text)
+
+
+class HostPreviewScreen(PreviewScreen):
+    """The host's ``--dry-run`` diff of a write (the file line by line, as it will be): y writes it there."""
+
+    def __init__(self, title: str, diff: str) -> None:
+        super().__init__(title, "the host's own preview (sessionview … --dry-run), made next to the file", [], diff, show_diff=True)
+
+    def action_toggle_diff(self) -> None:
+        pass  # the host sent its diff only
+
+    def _show_keys(self) -> None:
+        self.query_one("#preview-keys", Static).update(
+            Content("- removed  + new · y or enter: write it on the host (it keeps a backup there) · n or esc: cancel (nothing is written)"))
 
 
 def _said(data: bytes) -> str:
@@ -95,7 +109,7 @@ async def on_host(screen: Any, what: str, args: list[str], stdin: bytes | None, 
         screen.notify(_said(err) or f"exit status {code}", title=f"refused on {host}", severity="warning", markup=False)
         return False
     preview = _said(out) or _said(err) or "(the host's preview is empty)"
-    if not await screen.app.push_screen_wait(ConfirmScreen(f"{what} on {host}? (its preview)", preview)):
+    if not await screen.app.push_screen_wait(HostPreviewScreen(f"{what} on {host}?", preview)):
         screen.notify(f"{what} cancelled: nothing was written", markup=False)
         return False
     screen.follow.suspend()
