@@ -106,7 +106,7 @@ async def on_host(screen: Any, what: str, args: list[str], stdin: bytes | None, 
     code, out, err = await asyncio.to_thread(writes.run, conn, [*args, "--dry-run"], stdin)
     if code != 0:
         screen.edit_status = _said(err).splitlines()[-1] if err.strip() else f"the host's sessionview exited with {code}"
-        screen.notify(_said(err) or f"exit status {code}", title=f"refused on {host}", severity="warning", markup=False)
+        screen.notify(_said(err) or f"exit status {code}", title=f"refused on {host}: exit status {code}", severity="warning", markup=False)
         return False
     preview = _said(out) or _said(err) or "(the host's preview is empty)"
     if not await screen.app.push_screen_wait(HostPreviewScreen(f"{what} on {host}?", preview)):
