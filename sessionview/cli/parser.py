@@ -89,9 +89,10 @@ def _write_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dry-run", action="store_true", help="print a unified diff of the file and write nothing")
     p.add_argument("--force", action="store_true",
                    help="override integrity refusals and the check for another writer")
-    p.add_argument("--expect", action="append", metavar="N:SHA256",
-                   help="refuse (conflict, nothing written) unless record N's bytes have this SHA-256: what a front end "
-                        "showed (the app sends it with a remote edit)")
+    p.add_argument("--expect", action="append", metavar="N[:M]:SHA256",
+                   help="refuse (conflict, nothing written) unless record N's bytes have this SHA-256 (N:M: records N to "
+                        "M, the SHA-256 of their SHA-256s in turn), and unless the change touches only records named so: "
+                        "what a front end showed (the app sends it with a remote write); repeatable")
 
 
 SAFETY = ("\n\nEvery write is atomic, keeps a byte-exact backup (see 'sessionview history'), and is refused\n"

@@ -129,8 +129,10 @@ def _run_write(args: argparse.Namespace, plan: "Callable[[Editable], Change]") -
     expected = list(getattr(args, "expect", None) or [])
 
     def guarded(session: "Editable") -> "Change":
-        check_expected(session, expected, path)
-        return plan(session)
+        shown = check_expected(session, expected, path)
+        change = plan(session)
+        check_covered(change, shown, path)
+        return change
 
     try:
         return ops.run_with_retry(path, guarded if expected else plan, act, load=lambda p: editable(open_file(p)))
@@ -144,25 +146,49 @@ def _run_write(args: argparse.Namespace, plan: "Callable[[Editable], Change]") -
         raise CliError(refusal(exc), exc.exit_code) from None
 
 
-def check_expected(session: "Editable", expected: list[str], path: str) -> None:
-    """``--expect N:SHA256``: a conflict unless record N is the one a front end showed (checked on each load
-    the write is planned on, so against the very bytes the save checks in turn)."""
+def check_expected(session: "Editable", expected: list[str], path: str) -> list[tuple[int, int]]:
+    """``--expect N:SHA256`` (record N's bytes) and ``--expect N:M:SHA256`` (records N to M, the digest of
+    :func:`sessionview.remote.writes.records_digest`): a conflict unless those records are the ones a front end
+    showed (checked on each load the write is planned on, so against the very bytes the save checks in turn).
+    The ranges named, for :func:`check_covered`."""
     import hashlib
 
     from sessionview.core.errors import Refused
+    from sessionview.remote.writes import records_digest
 
+    shown: list[tuple[int, int]] = []
     for item in expected:
-        number, _, digest = item.partition(":")
-        if not number.isdigit() or len(digest) != 64:
-            raise CliError(f"--expect {item}: give N:SHA256 (a record number and 64 hex digits)")
-        n = int(number)
+        parts = item.split(":")
+        if not 2 <= len(parts) <= 3 or not all(p.isdigit() for p in parts[:-1]) or len(parts[-1]) != 64:
+            raise CliError(f"--expect {item}: give N:SHA256 or N:M:SHA256 (record numbers and 64 hex digits)")
+        first, last, digest = int(parts[0]), int(parts[-2]), parts[-1].lower()
+        if first < 1 or last < first:
+            raise CliError(f"--expect {item}: N:M must name records N to M, N at least 1 and M not below N")
         try:
-            raw = session.doc.record(n).raw
-        except Exception:
-            raw = None
-        if raw is None or hashlib.sha256(raw).hexdigest() != digest.lower():
-            raise Refused(f"conflict: {path}: #{n} is not the record that was shown (the file changed since); "
-                          "nothing was written")
+            raws = (session.doc.record(n).raw for n in range(first, last + 1))
+            if last > len(session):
+                got = None
+            else:
+                got = hashlib.sha256(next(raws)).hexdigest() if len(parts) == 2 else records_digest(raws)
+        except Exception:  # no such record, or it cannot be read: not what was shown
+            got = None
+        if got != digest:
+            which = f"#{first} is not the record that was" if len(parts) == 2 else f"#{first}-#{last} are not the records that were"
+            raise Refused(f"conflict: {path}: {which} shown (the file changed since); nothing was written")
+        shown.append((first, last))
+    return shown
+
+
+def check_covered(change: "Change", shown: list[tuple[int, int]], path: str) -> None:
+    """With ``--expect``, a change may touch only records it named: one that would touch others (records
+    appended since a truncate's preview, say) is a conflict."""
+    from sessionview.core.errors import Refused
+
+    unseen = [n for n in range(change.first, change.last + 1) if not any(a <= n <= b for a, b in shown)]
+    if unseen:
+        which = f"#{unseen[0]}" if len(unseen) == 1 else f"#{unseen[0]}-#{unseen[-1]}"
+        raise Refused(f"conflict: {path}: the change would touch {which}, which was not shown (written since?); "
+                      "nothing was written")
 
 
 def _edit_in_editor(initial: str) -> str:

@@ -13,11 +13,14 @@ unchanged.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shlex
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterable, Sequence
 
-from sessionview.remote.connection import Connection
+if TYPE_CHECKING:  # the host's CLI imports this module for records_digest: no SSH code for it
+    from sessionview.remote.connection import Connection
 
 REMOTE_COMMAND = "sessionview"
 PROBE_TIMEOUT = 20.0
@@ -73,3 +76,19 @@ def command_line(args: list[str]) -> str:
 def run(conn: Connection, args: list[str], stdin: bytes | None = None, timeout: float | None = None) -> tuple[int, bytes, bytes]:
     """Run ``sessionview ARGS`` on the host; its exit status, stdout and stderr, unchanged."""
     return conn.run(command_line(args), stdin, timeout)
+
+
+def records_digest(raws: Iterable[bytes]) -> str:
+    """The digest of ``--expect N:M:SHA256``: the SHA-256 of the records' own SHA-256s (32 bytes each), in
+    turn, so where one record ends and the next begins is part of it."""
+    h = hashlib.sha256()
+    for raw in raws:
+        h.update(hashlib.sha256(raw).digest())
+    return h.hexdigest()
+
+
+def expect_arg(first: int, raws: Sequence[bytes]) -> str:
+    """The ``--expect`` value naming records ``first`` to ``first + len(raws) - 1`` as these bytes."""
+    if len(raws) == 1:
+        return f"{first}:{hashlib.sha256(raws[0]).hexdigest()}"
+    return f"{first}:{first + len(raws) - 1}:{records_digest(raws)}"

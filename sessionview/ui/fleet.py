@@ -10,8 +10,8 @@ worker thread, never on the UI thread.
 
 The app never writes a remote file over SFTP. A safe save checks things that only a process next to the
 file can check (the inode, ``/proc``, an atomic rename), so an edit of a remote file runs on the host, with
-its own ``sessionview`` (:mod:`sessionview.ui.screens.remote_edit`: ``e`` edits a message's text; the other
-edits are made with the CLI, ``sessionview delete host:path N``...). Without a ``sessionview`` there (or
+its own ``sessionview`` (:mod:`sessionview.ui.screens.remote_edit`: edit, delete, truncate, compact, drop a
+result; undo and the history are the CLI's there, ``sessionview undo host:path``). Without a ``sessionview`` there (or
 with an older one) the session is read-only, and the session screen says why, in its status line and when
 an edit key is pressed.
 
@@ -21,6 +21,8 @@ The session screen on a remote file is made by :func:`sessionview.ui.screens.rem
 """
 
 from __future__ import annotations
+
+import shlex
 
 import threading
 from dataclasses import dataclass
@@ -126,8 +128,8 @@ def read_only_reason(address: Address, capability: "Capability | None") -> str:
         return f"read-only: a remote session (asking {address.host_label} whether it has sessionview…)"
     if not capability.writable:
         return capability.reason
-    return (f"remote: e edits a message's text with {address.host_label}'s sessionview, next to the file; the other "
-            f"edits: sessionview delete/truncate/compact {address} …")
+    return (f"remote: e d t c D write with {address.host_label}'s sessionview, next to the file (its preview first); "
+            f"undo and history: sessionview undo/history {shlex.quote(str(address))}")
 
 
 # -- the session list's hosts ------------------------------------------------------------------------

@@ -158,8 +158,7 @@ async def edit_on_host(pilot, app, screen, text: str, before_preview=None):
     """e on the cursor's message, ``text`` typed in, ctrl+s: the host's preview (or its refusal)."""
     from textual.widgets import TextArea
 
-    from sessionview.ui.dialogs.confirm import ConfirmScreen
-    from sessionview.ui.screens.remote_edit import TextEditScreen
+    from sessionview.ui.screens.remote_edit import HostPreviewScreen, TextEditScreen
 
     await wait_for(pilot, lambda: screen.remote_writable, "the probe of the host")
     await pilot.press("e")
@@ -168,8 +167,8 @@ async def edit_on_host(pilot, app, screen, text: str, before_preview=None):
     if before_preview is not None:
         before_preview()
     await pilot.press("ctrl+s")
-    await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen) or not screen.busy, "the host's preview or refusal")
-    return isinstance(app.screen, ConfirmScreen)
+    await wait_for(pilot, lambda: isinstance(app.screen, HostPreviewScreen) or not screen.busy, "the host's preview or refusal")
+    return isinstance(app.screen, HostPreviewScreen)
 
 
 async def test_an_edit_runs_on_the_host_with_its_preview_and_a_conflict_is_refused(sshd):

@@ -4,16 +4,18 @@
 asked); :func:`open_in_thread` connects in a worker thread (the connection is usually there already) and
 then pushes it.
 
-When the host has a ``sessionview`` (not older than this one), ``e`` edits the selected message's text, and
-the write runs there, next to the file, with every check a local save makes: ``sessionview edit PATH N
---content-file - --expect N:SHA256`` (every argument quoted for the login shell, the text on stdin, and
-``--expect`` refusing if record N is no longer the bytes shown here). The host's own ``--dry-run`` diff is
-shown first; its exit status and messages come back as they are. The other edits (delete, truncate,
-compact...) are made with the CLI (``sessionview delete host:path N``...), which the status line says.
+When the host has a ``sessionview`` (not older than this one), the editing keys write there, next to the
+file, with every check a local save makes (:mod:`sessionview.ui.screens.remote_edit`): ``e`` a message's
+text, ``d`` delete, ``t`` truncate, ``c`` compact a marked range (``v``), ``D`` drop a tool result. Each runs
+``sessionview COMMAND PATH … --expect …`` there (every argument quoted for the login shell, a text on stdin,
+``--expect`` refusing unless the records it touches are the bytes shown here). The host's own ``--dry-run``
+diff is shown first; its exit status and messages come back as they are. Undo, redo and the backups'
+history are not offered here: they are the CLI's on the host (``sessionview undo host:path``).
 """
 
 from __future__ import annotations
 
+import shlex
 import threading
 import time
 from typing import Any, Callable
@@ -22,12 +24,17 @@ from textual import events
 
 from sessionview.core.text import escape_control
 from sessionview.remote.address import Address
+from sessionview.ui.controllers.actions import WRITE_ACTIONS
 from sessionview.ui.fleet import hosts_of, read_only_reason
 from sessionview.ui.screens.session import SessionScreen
 
 
+#: the actions that write on the host (the others that write: undo, redo, apply again, stay the CLI's)
+REMOTE_ACTIONS = frozenset({"edit", "delete", "truncate", "compact", "drop_result", "mark_range", "extend_range"})
+
+
 class RemoteSessionScreen(SessionScreen):
-    """A session on another host: read over SFTP; ``e`` edits through the host's ``sessionview``."""
+    """A session on another host: read over SFTP; its edits written by the host's ``sessionview``."""
 
     def __init__(self, path: str, *, address: Address, **kw: Any) -> None:
         super().__init__(path, **kw)
@@ -56,25 +63,61 @@ class RemoteSessionScreen(SessionScreen):
         return self.capability is not None and self.capability.writable and not self.started_read_only
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "edit" and self.remote_writable:
+        if action in REMOTE_ACTIONS and self.remote_writable:
             return self.state != "error"
         return super().check_action(action, parameters)
 
     def on_key(self, event: events.Key) -> None:
-        if self.remote_writable and any(b.action == "edit" for b in self._bindings.key_to_bindings.get(event.key, ())):
-            event.prevent_default()  # not a read-only key here: the edit runs on the host
+        actions = {b.action.split("(")[0] for b in self._bindings.key_to_bindings.get(event.key, ())}
+        if not self.remote_writable or not actions & WRITE_ACTIONS:
+            return  # the session screen's own handler says "read-only" (and why) where it is
+        event.prevent_default()  # not a read-only key here: the write runs on the host
+        if not actions & REMOTE_ACTIONS:
+            event.stop()
+            self._not_here()
+
+    def _not_here(self) -> None:
+        self.notify(escape_control(f"undo, redo and the backups' history of a remote session are the CLI's, on the host: "
+                                   f"sessionview undo {shlex.quote(str(self.address))} (or history)", one_line=True),
+                    title="remote", severity="warning", markup=False)
+
+    def action_history(self) -> None:
+        self._not_here()
+
+    def _on_host(self, action: str, flow: Any = None) -> bool:
+        """Run ``action``'s flow on the host (True), or leave it to the local screen (False: read-only)."""
+        if not self.remote_writable:
+            return False
+        from sessionview.ui.screens import remote_edit
+
+        remote_edit.start(self, action.replace("_", " "), flow or remote_edit.FLOWS[action])
+        return True
 
     def action_edit(self) -> None:
-        if not self.remote_writable:
+        if not self._on_host("edit"):
             super().action_edit()
-            return
-        if self.busy:
-            self.notify(f"busy: {self.busy}; wait for it to finish", markup=False)
-            return
-        from sessionview.ui.screens.remote_edit import remote_edit
 
-        self.busy = "edit"
-        self.run_worker(remote_edit(self), group="edit", exit_on_error=False)
+    def action_delete(self) -> None:
+        if not self._on_host("delete"):
+            super().action_delete()
+
+    def action_truncate(self) -> None:
+        if not self._on_host("truncate"):
+            super().action_truncate()
+
+    def action_compact(self) -> None:
+        if not self._on_host("compact"):
+            super().action_compact()
+
+    def action_drop_result(self) -> None:
+        if not self._on_host("drop_result"):
+            super().action_drop_result()
+
+    def drop_result_of(self, n: int) -> None:
+        from sessionview.ui.screens.remote_edit import drop_result_flow
+
+        if not self._on_host("drop_result", drop_result_flow(n)):
+            super().drop_result_of(n)
 
 
 def session_screen(app: Any, address: Address, access: Any, *, display: str | None = None) -> RemoteSessionScreen:
