@@ -20,8 +20,9 @@ import pickle
 import sys
 from typing import TYPE_CHECKING, Any
 
+from sessionview.core import checkfacts
 from sessionview.core.doc.model import Problem
-from sessionview.core.session_base import RecordFacts, finish_check, record_facts
+from sessionview.core.session_base import RecordFacts, finish_check
 
 if TYPE_CHECKING:
     from sessionview.core.session import JsonlSession
@@ -33,8 +34,7 @@ PARALLEL_MIN_BYTES = 32 * 1024 * 1024  # below this a second process costs more 
 
 def _facts(session: "JsonlSession", first: int, last: int) -> RecordFacts:
     facts = RecordFacts(direct=first == 1)  # a later run keeps its tools for the ledger of the runs before it
-    for v in session.stream(first, last):
-        record_facts(facts, v)
+    checkfacts.collect(session, facts, first, last)
     return facts
 
 
