@@ -15,7 +15,7 @@ any doubt) takes the view path, as before.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from sessionview.core.doc.ahead import LinesAhead
 from sessionview.core.doc.parse import parse_record
@@ -40,6 +40,11 @@ def sure_facts(raw: bytes) -> tuple[tuple[tuple[str, str], ...], tuple[str | Non
     role, _, calls, call_id, is_result, _ = got
     found = tuple((c[0], c[1]) for c in calls) if calls else ()
     return found, (call_id,) if is_result else (), role == "user" and not found
+
+
+def _raw_of(raw: bytes, n: int, preview: Callable[[int, int], bytes]) -> Callable[[int | None], bytes]:
+    """What ``JsonlSession.view`` hands ``build_view``: the record's bytes, or its first ``limit`` bytes."""
+    return lambda limit: raw if limit is None else preview(n, limit)
 
 
 def collect(session: "JsonlSession", facts: RecordFacts, first: int, last: int) -> None:
@@ -71,7 +76,7 @@ def collect(session: "JsonlSession", facts: RecordFacts, first: int, last: int) 
         got = sure_facts(raw)
         if got is None:  # the view path, as ``session.view(n, keep=False)`` (without reading the line again)
             parsed = parse_record(raw, terminated=term != b"", cap=cap)
-            v = build_view(adapter, n, parsed, length, lambda limit, raw=raw, n=n: raw if limit is None else preview(n, limit))
+            v = build_view(adapter, n, parsed, length, _raw_of(raw, n, preview))
             record_facts(facts, linked(v, parsed.value) if parsed.ok else v)
             continue
         sure += 1
