@@ -58,14 +58,14 @@ def test_two_processes_report_what_one_reports(tmp_path, parallel, tail, repeat)
         s.close()
 
 
-def test_the_split_lands_at_a_line_start_near_the_middle(tmp_path):
+def test_the_split_lands_at_a_line_start_near_the_parents_share(tmp_path):
     p = tmp_path / "s.jsonl"
     p.write_bytes(b"\n".join(LINES * 5) + b"\n")
     s = JsonlSession.load(p, digest=False)
     try:
         mid = checkpar._split(s)
         start = s.doc.source.starts[mid - 1]
-        assert 1 < mid <= len(s) and abs(start - s.doc.source.size // 2) <= max(len(x) for x in LINES) + 1
+        assert 1 < mid <= len(s) and abs(start - int(s.doc.source.size * checkpar.PARENT_SHARE)) <= max(len(x) for x in LINES) + 1
     finally:
         s.close()
 
