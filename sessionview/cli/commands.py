@@ -106,6 +106,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         _show_head(args, session, out)
         shown = messages = held = 0
         running = isinstance(pairing, render.RunningPairing)
+        if running and first > 1:
+            pairing.start = first  # a result whose call came earlier says it was not looked for there
         parts: list[str] = []
         for view in views:
             if running:

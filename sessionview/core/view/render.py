@@ -38,6 +38,8 @@ class RunningPairing(Pairing):
     """Pairing as a file is read front to back: a result knows its call; a call does not yet know its result."""
 
     partial = True
+    #: set by a reader that starts after #1 (``show --last`` of a big file): a call before it is not known
+    start: int | None = None
 
     def see(self, view: View) -> None:
         for call in view.tool_calls:
@@ -47,6 +49,14 @@ class RunningPairing(Pairing):
         for result in view.tool_results:
             if result.call_id is not None and result.call_id in self.calls:
                 self.results.setdefault(result.call_id, []).append(view.number)
+
+
+def _unpaired(pairing: Pairing | None) -> str:
+    """What a result without a known call says: no call anywhere, or none in what was read (a window)."""
+    start = getattr(pairing, "start", None)
+    if start is not None and start > 1:
+        return f" (no call in #{start} on; not looked for before #{start})"
+    return " (no matching call)"
 
 
 def _indent(text: str, prefix: str = INDENT) -> str:
@@ -157,7 +167,7 @@ def _view_text(view: View, pairing: Pairing | None) -> str:
         call_at = pairing.call_of(result.call_id) if pairing else None
         name = pairing.names.get(result.call_id or "", "") if pairing else ""
         name = result.name or name
-        link = f" from #{call_at}" if call_at is not None else " (no matching call)"
+        link = f" from #{call_at}" if call_at is not None else _unpaired(pairing)
         err = " ERROR" if result.is_error else ""
         lines.append(f"{INDENT}<- result of {cid}{' ' + esc(name, one_line=True) if name else ''}{link}{err}")
         if result.content and result.content != view.text:
