@@ -119,7 +119,7 @@ class Indexer:
         self.should_stop = should_stop
         self.pause = pause  # seconds to sleep after each batch (a background indexer leaves the CPU to others)
         self._p = Progress_()
-        self._theirs: Any = None  # a split build's child's (done_files, total, done), shared (child.counters)
+        self._theirs: Any = None  # a split build's child's (done_files, total, done), and the plan's bytes: shared
 
     # -- what to look at ----------------------------------------------------------------------------
     def targets(self, paths: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -180,7 +180,9 @@ class Indexer:
         if self.progress is None:
             return
         p, c = self._p, self._theirs
-        self.progress(p if c is None else replace(p, done_files=p.done_files + c[0], total=p.total + c[1], done=p.done + c[2]))
+        if c is not None:  # the total: the whole plan's bytes (every file is new), from the start
+            p = replace(p, done_files=p.done_files + c[0], total=max(c[3], p.total + c[1]), done=p.done + c[2])
+        self.progress(p)
 
     # -- a bulk build in two processes ------------------------------------------------------------------
     def _start_part(self, files: list[str]) -> tuple[list[str], list[str], str, Callable[..., dict]] | None:
@@ -211,7 +213,8 @@ class Indexer:
         file, first_id = plan
         grams = backend.has_grams
         kind = type(backend)
-        shared = self._theirs = child.counters(3)
+        shared = self._theirs = child.counters(4)
+        shared[3] = load[0] + load[1]
 
         def tell(p: Progress_) -> None:
             shared[0], shared[1], shared[2] = p.done_files, p.total, p.done
