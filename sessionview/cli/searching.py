@@ -185,6 +185,12 @@ def _update(indexer: Indexer, paths: list[str]) -> Any:
         return indexer.update(paths)
 
 
+def _summary(summary: Any, backend: Any) -> None:
+    err(f"index current: {summary.indexed:,} indexed, {summary.appended:,} appended to, {summary.deleted:,} removed, "
+        f"{summary.unchanged:,} unchanged; {summary.docs:,} records, {_mb(summary.bytes)} in {summary.seconds:.1f} s "
+        f"({shown(backend.path)})")
+
+
 def _check_paths(paths: list[str]) -> list[str]:
     out = []
     for p in paths:
@@ -209,9 +215,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     for why in summary.skipped[:20]:
         err(f"skipped {why}")
     if not args.quiet:
-        err(f"index current: {summary.indexed:,} indexed, {summary.appended:,} appended to, {summary.deleted:,} removed, "
-            f"{summary.unchanged:,} unchanged; {summary.docs:,} records, {_mb(summary.bytes)} in {summary.seconds:.1f} s "
-            f"({shown(backend.path)})")
+        _summary(summary, backend)
     if args.watch:
         return _watch(indexer, paths[0], args.quiet)
     backend.close()
@@ -255,7 +259,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         raise CliError(f"search: {exc}") from None
     backend = _backend(args.url, args.host)
     update = paths
-    if args.substring and not backend.has_grams:
+    building = args.substring and not backend.has_grams
+    if building:
         if not args.quiet:
             err("building the substring index (once; every session is indexed again)" if not args.url and not hasattr(backend, "hosts")
                 else "building the substring index (once)")
@@ -267,6 +272,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         summary = _update(indexer, update)
     finally:
         meter.done()
+    if building and not args.quiet:
+        _summary(summary, backend)
     if not paths and not (backend.hosts() if hasattr(backend, "hosts") else backend.files()):
         err("the index is empty: run 'sessionview index PATH' first, or give a PATH to search")
         return 1

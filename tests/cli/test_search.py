@@ -101,9 +101,11 @@ def test_index_reports_and_a_corrupt_index_is_rebuilt_with_a_message(capsys, ses
 def test_substring_search_builds_its_index_once(capsys, sessions):
     code, out, err = run(capsys, "search", "--substring", "isted th", str(sessions), "--json")
     assert code == 0 and "substring index" in err
+    assert "index current: 2 indexed" in err  # the rebuild ends with the summary a build prints
     assert [json.loads(x)["n"] for x in out.splitlines()] == [2]
     code, out, err = run(capsys, "search", "--substring", "eploy.s", str(sessions))
     assert code == 0 and "substring index" not in err
+    assert "index current" not in err
 
 
 def test_a_cold_cli_prints_hits_and_exit_codes(tmp_path, sessions):

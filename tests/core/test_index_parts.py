@@ -155,3 +155,17 @@ def test_a_part_left_by_a_killed_build_is_removed_by_the_next(tmp_path):
     b = SqliteBackend(index)
     Indexer(b).update([str(d)])
     assert not stale.exists() and running.exists() and len(parts(b)) == 1
+
+
+def test_the_progress_of_a_split_build_counts_both_halves_and_files_as_they_finish(tmp_path):
+    d, paths = sessions(tmp_path, 6)
+    seen: list = []
+    b = SqliteBackend(str(tmp_path / "index.sqlite"))
+    summary = Indexer(b, progress=lambda p: seen.append((p.done_files, p.files, p.done, p.total))).update([str(d)])
+    assert len(parts(b)) == 1  # it was split
+    size = sum(p.stat().st_size for p in paths)
+    assert summary.bytes == size
+    assert seen[-1] == (6, 6, size, size)  # the child's half counted, in files and bytes
+    assert all(done <= total == size and files <= 6 for files, _, done, total in seen)  # the whole plan's bytes at once
+    mine = {f for f, _, _, _ in seen}
+    assert {1, 2} <= mine  # the files this process indexed, each as it finished

@@ -56,7 +56,7 @@ def _call(fn: Callable[[], Any], conn: Any) -> None:
         conn.close()
 
 
-def start(fn: Callable[[], T], name: str = "sessionview-index-part") -> Callable[[], T]:
+def start(fn: Callable[[], T], name: str = "sessionview-index-part") -> Callable[..., T]:
     """Run ``fn()`` in a forked child; the function returned waits for its (picklable) result, or raises
     :class:`ChildFailed`. The child must not use the parent's SQLite connections (it opens its own)."""
     import multiprocessing
@@ -67,9 +67,12 @@ def start(fn: Callable[[], T], name: str = "sessionview-index-part") -> Callable
     proc.start()
     send.close()
 
-    def wait() -> T:
+    def wait(tick: Callable[[], None] | None = None, every: float = 0.5) -> T:
+        """``tick()`` is called each ``every`` seconds until the child is done (progress while waiting)."""
         try:
             try:
+                while tick is not None and not recv.poll(every):
+                    tick()
                 what, payload = recv.recv()
             except EOFError:
                 raise ChildFailed(f"the indexing process ended (exit {proc.exitcode})") from None
@@ -81,6 +84,13 @@ def start(fn: Callable[[], T], name: str = "sessionview-index-part") -> Callable
             proc.join()
 
     return wait
+
+
+def counters(n: int) -> Any:
+    """``n`` integers shared with the children forked from now on (each writes its own, the parent reads)."""
+    import multiprocessing
+
+    return multiprocessing.get_context("fork").RawArray("q", n)
 
 
 def _run(make: Callable[[], Iterator[T]], encode: Callable[[T], Any], conn: Any) -> None:

@@ -30,13 +30,13 @@ import os
 import stat as stat_mod
 import time
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from sessionview.core import catalog, formats
 from sessionview.core.formats.base import Adapter
 from sessionview.core.index import child
 from sessionview.core.index.extract import line_doc, line_docs, view_doc
-from sessionview.core.index.model import Doc, FileState, IndexBackend
+from sessionview.core.index.model import Doc, FileState, IndexBackend, Names, backend_names
 
 HEAD = 64 * 1024
 TAIL = 4096
@@ -119,6 +119,7 @@ class Indexer:
         self.should_stop = should_stop
         self.pause = pause  # seconds to sleep after each batch (a background indexer leaves the CPU to others)
         self._p = Progress_()
+        self._theirs: Any = None  # a split build's child's (done_files, total, done), and the plan's bytes: shared
 
     # -- what to look at ----------------------------------------------------------------------------
     def targets(self, paths: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -161,7 +162,7 @@ class Indexer:
                 if part is not None:
                     self._finish_part(part[1], part[2], part[3], summary)
         finally:
-            self._splitting = False
+            self._splitting, self._theirs = False, None
         summary.seconds = time.monotonic() - t0
         return summary
 
@@ -172,9 +173,19 @@ class Indexer:
             self._p.path = path
             self.update_file(path, summary)
             self._p.done_files += 1
+            self._report()
+
+    def _report(self) -> None:
+        """Call ``progress`` with this process's progress, and a split build's child's."""
+        if self.progress is None:
+            return
+        p, c = self._p, self._theirs
+        if c is not None:  # the total: the whole plan's bytes (every file is new), from the start
+            p = replace(p, done_files=p.done_files + c[0], total=max(c[3], p.total + c[1]), done=p.done + c[2])
+        self.progress(p)
 
     # -- a bulk build in two processes ------------------------------------------------------------------
-    def _start_part(self, files: list[str]) -> tuple[list[str], list[str], str, Callable[[], dict]] | None:
+    def _start_part(self, files: list[str]) -> tuple[list[str], list[str], str, Callable[..., dict]] | None:
         """Split a bulk build: a forked child indexes about half the bytes into a part of the index (its own
         SQLite file: FTS5 takes one writer per file), which this process then adopts. ``(this process's files,
         the child's, the part's file, wait for the child)``, or None when it does not pay or cannot be done."""
@@ -202,11 +213,16 @@ class Indexer:
         file, first_id = plan
         grams = backend.has_grams
         kind = type(backend)
+        shared = self._theirs = child.counters(4)
+        shared[3] = load[0] + load[1]
+
+        def tell(p: Progress_) -> None:
+            shared[0], shared[1], shared[2] = p.done_files, p.total, p.done
 
         def build() -> dict:
             part = kind(file)  # type: ignore[call-arg]
             part.start_part(first_id, grams)  # type: ignore[attr-defined]
-            done = Indexer(part, batch=self.batch, tx_bytes=self.tx_bytes, fork=False, split=False).update(theirs)
+            done = Indexer(part, tell, batch=self.batch, tx_bytes=self.tx_bytes, fork=False, split=False).update(theirs)
             part.close()
             return {k: getattr(done, k) for k in ("indexed", "docs", "bytes", "skipped")}
 
@@ -215,20 +231,24 @@ class Indexer:
         order = {p: i for i, p in enumerate(files)}
         return sorted(mine, key=order.__getitem__), theirs, file, wait
 
-    def _finish_part(self, theirs: list[str], file: str, wait: Callable[[], dict], summary: Summary) -> None:
+    def _finish_part(self, theirs: list[str], file: str, wait: Callable[..., dict], summary: Summary) -> None:
         """Adopt the child's part; should it have failed, index its files here."""
         try:
-            done = wait()
+            done = wait(self._report)
             self.backend.adopt(file)  # type: ignore[attr-defined]
         except Exception:
-            self._splitting = False
+            self._splitting, self._theirs = False, None
             self._update_all(theirs, summary)
             return
         summary.indexed += done["indexed"]
         summary.docs += done["docs"]
         summary.bytes += done["bytes"]
         summary.skipped += done["skipped"]
+        c, self._theirs = self._theirs, None
         self._p.done_files += len(theirs)
+        self._p.total += c[1]
+        self._p.done += c[2]
+        self._report()
 
     def _is_bulk(self, files: list[str]) -> bool:
         """Whether this is a build of at least :data:`BULK_MIN` bytes into an empty index."""
@@ -325,7 +345,7 @@ class Indexer:
         forking = self.fork is True or (self.fork is None and not self._splitting and st.st_size - start >= FORK_MIN
                                         and child.can_fork())
         if start and state is not None and state.id is not None:  # an append: only the names its results answer are
-            names = backend_names(self.backend, state) if forking else _Names(self.backend, state.id)  # read, here
+            names = backend_names(self.backend, state) if forking else Names(self.backend, state.id)  # read, here
         if forking:
             batches = child.forked(lambda: self._batches(read, st.st_size, start, first, adapter, names, head_buf, tail_buf),
                                    _encode, _decode)
@@ -347,8 +367,7 @@ class Indexer:
                         tx.close()  # commit
                         self._p.done += group
                         group = 0
-                        if self.progress is not None:
-                            self.progress(self._p)
+                        self._report()
                         if self.pause:
                             time.sleep(self.pause)
                     if stop:
@@ -461,26 +480,6 @@ def _encode(b: _Batch) -> tuple:
 def _decode(t: tuple) -> _Batch:
     start, end, lines, docs, head, tail, partial, last = t
     return _Batch(start, end, lines, [Doc(*d) for d in docs], head, tail, None if partial is None else Doc(*partial), last)
-
-
-def backend_names(backend: IndexBackend, state: FileState) -> dict[str, str]:
-    return backend.call_names(state.id or 0, None) if state.id is not None else {}
-
-
-class _Names(dict):
-    """Tool names by call id, the earlier ones read from the store when first asked for (an append to a long
-    session answers a few of its thousands of calls). Only for extraction in this process."""
-
-    def __init__(self, backend: IndexBackend, file_id: int) -> None:
-        super().__init__()
-        self._backend = backend
-        self._file_id = file_id
-
-    def get(self, key: str, default: str | None = None) -> str | None:  # type: ignore[override]
-        if key and key not in self:
-            self.update(self._backend.call_names(self._file_id, [key]) or {key: ""})
-        value = super().get(key, default)
-        return default if value == "" and default is not None else value
 
 
 def _same(a: FileState | None, b: FileState | None) -> bool:

@@ -173,3 +173,23 @@ class IndexBackend(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def backend_names(backend: IndexBackend, state: FileState) -> dict[str, str]:
+    return backend.call_names(state.id or 0, None) if state.id is not None else {}
+
+
+class Names(dict):
+    """Tool names by call id, the earlier ones read from the store when first asked for (an append to a long
+    session answers a few of its thousands of calls). Only for extraction in this process."""
+
+    def __init__(self, backend: IndexBackend, file_id: int) -> None:
+        super().__init__()
+        self._backend = backend
+        self._file_id = file_id
+
+    def get(self, key: str, default: str | None = None) -> str | None:  # type: ignore[override]
+        if key and key not in self:
+            self.update(self._backend.call_names(self._file_id, [key]) or {key: ""})
+        value = super().get(key, default)
+        return default if value == "" and default is not None else value

@@ -62,6 +62,23 @@ CRISISMERGE = 1000  # segments of a level merged all at once (default 16: after 
 _GRAMS = "create virtual table if not exists grams using fts5(body, content='', columnsize=0, detail=none, tokenize='trigram')"
 
 
+def _private(path: str) -> None:
+    """Create the index file ``path`` readable by this user only (it holds the text of every session; SQLite gives
+    its -wal, -shm and -journal files the same mode), or take group and world access from one of ours that has it."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600))
+        return
+    except FileExistsError:
+        pass
+    except OSError:
+        return  # sqlite3 says why it cannot open it
+    for file in (path, path + "-wal", path + "-shm", path + "-journal"):
+        with contextlib.suppress(OSError):
+            st = os.stat(file)
+            if st.st_uid == os.geteuid() and st.st_mode & 0o077:
+                os.chmod(file, st.st_mode & 0o700)
+
+
 class SqliteBackend:
     """See the module docstring. ``path`` ``:memory:`` is an index for one process."""
 
@@ -74,7 +91,7 @@ class SqliteBackend:
         self._parts: dict[str, str] = {}  # a part's file name -> its schema name in this connection
         if path != ":memory:":
             try:
-                os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+                os.makedirs(os.path.dirname(path) or ".", mode=0o700, exist_ok=True)  # a new one: for this user only
             except OSError as exc:
                 raise IndexUnavailable(f"cannot create the index directory for {path}: {exc.strerror or exc}") from None
         try:
@@ -87,6 +104,8 @@ class SqliteBackend:
 
     # -- opening ------------------------------------------------------------------------------------
     def _open(self) -> None:
+        if self.path != ":memory:":
+            _private(self.path)
         self.db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False)
         try:
             db = self.db
