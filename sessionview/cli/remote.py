@@ -17,7 +17,9 @@ the host instead, in this terminal (``ssh -t``, with ``BatchMode=yes``: never a 
 ``StrictHostKeyChecking=yes``: an unknown or changed key is refused), so that every edit happens next to the
 files. That is refused when the host has no ``sessionview``, and read-only when the host's is older than this one.
 
-The rule that tells ``host:path`` from a local name is in :mod:`sessionview.remote.address`.
+The rule that tells ``host:path`` from a local name is in :mod:`sessionview.remote.address`. A ``[hosts]``
+name of config.toml is an alias there (``web1:PATH``, ``ssh://web1/PATH``; ``web1:`` is its directory): it
+connects with the entry's user, host and port (:func:`parse`).
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ import sys
 from typing import TYPE_CHECKING, Any, Sequence
 
 from sessionview.cli.output import CliError
-from sessionview.remote.address import Address, parse
+from sessionview.remote.address import Address, aliased
+from sessionview.remote.address import parse as parse_address
 
 if TYPE_CHECKING:
     from sessionview.remote.connection import Connection
@@ -39,6 +42,30 @@ VALUE_OPTIONS = frozenset(
      "--max-bytes", "-o", "--output", "--to", "--width", "--last", "--expect"}
 )
 LOCAL_INPUTS = (("content_file", "--content-file", "--content-file"), ("summary_file", "--summary-file", "--summary-file"))
+
+
+_ALIASES: dict[Address, str] = {}  # an address a [hosts] name gave -> that name, for messages
+
+
+def _hosts() -> dict[str, str]:
+    from sessionview.core.config import ConfigError, load_config
+
+    try:
+        return load_config().hosts
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+
+
+def parse(text: str) -> Address | None:
+    """The remote address ``text`` names (a ``[hosts]`` name with no user or port is that entry's user,
+    host and port), or None when it is a local path."""
+    address = parse_address(text)
+    if address is None or address.user is not None or address.port is not None:
+        return address
+    resolved = aliased(address, _hosts())
+    if resolved is not address:
+        _ALIASES[resolved] = address.host
+    return resolved
 
 
 def _files(args: argparse.Namespace) -> list[str]:
@@ -84,7 +111,10 @@ class Opener:
             try:
                 conn = Connection(address).open()
             except RemoteError as exc:
-                raise CliError(str(exc)) from None
+                message, name = str(exc), _ALIASES.get(address)
+                if name is not None and message.startswith(key + ":"):
+                    message = f"{name} ({key}){message[len(key):]}"
+                raise CliError(message) from None
             self.connections[key] = conn
         return conn
 

@@ -12,6 +12,10 @@ Write ``./NAME`` to make any name local.
 
 ``host:`` alone is the home directory; a relative path is relative to it (as SFTP and scp do); an
 ``ssh://`` path is absolute, and ``ssh://host/~/x`` is relative to the home directory.
+
+A ``[hosts]`` name of config.toml is an alias (:func:`aliased`): ``web1:PATH`` and ``ssh://web1/PATH``, with
+no user and no port, connect with that entry's user, host and port; ``web1:`` and ``ssh://web1`` (no path)
+are the entry's directory. A name not in ``[hosts]`` is left to ssh (``~/.ssh/config``, then DNS).
 """
 
 from __future__ import annotations
@@ -19,9 +23,10 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from typing import Mapping
 from urllib.parse import unquote
 
-__all__ = ["Address", "parse", "is_remote"]
+__all__ = ["Address", "parse", "is_remote", "configured", "aliased"]
 
 _HOST = r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?)"
 _USER = r"[A-Za-z0-9_.][A-Za-z0-9_.-]*"
@@ -84,6 +89,23 @@ def parse(text: str, *, check_local: bool = True) -> Address | None:
 
 def is_remote(text: str) -> bool:
     return parse(text) is not None
+
+
+def configured(name: str, hosts: Mapping[str, str]) -> Address | None:
+    """The address of the ``[hosts]`` entry ``name`` (None: no such entry, or not an address)."""
+    entry = hosts.get(name)
+    return parse(entry, check_local=False) if entry else None
+
+
+def aliased(address: Address, hosts: Mapping[str, str]) -> Address:
+    """``address`` with a ``[hosts]`` name as its host (and no user or port given) replaced by that entry's
+    user, host and port. Its path is kept; an empty one (``web1:``, ``ssh://web1``) is the entry's directory."""
+    if address.user is not None or address.port is not None:
+        return address
+    base = configured(address.host, hosts)
+    if base is None:
+        return address
+    return base.with_path(address.path or base.path)
 
 
 def _host(text: str) -> str:

@@ -36,15 +36,15 @@ def address_of(hit: Any) -> str:
 def address_for(hit: Any) -> Any:
     """The address of a hit's file: its host as ``[hosts]`` of config.toml names it (user, port, alias), or
     the host name the indexer recorded, as ssh takes it."""
-    from sessionview.remote.address import parse
+    from sessionview.remote.address import configured, parse
 
     try:
         from sessionview.core.config import load_config
 
-        configured = load_config().hosts.get(hit.host)
+        hosts = load_config().hosts
     except Exception:  # a broken config is reported elsewhere
-        configured = None
-    base = parse(configured, check_local=False) if configured else None
+        hosts = {}
+    base = configured(hit.host, hosts)
     if base is not None:
         return base.with_path(hit.path)
     return parse(address_of(hit), check_local=False)
