@@ -145,8 +145,9 @@ class BrowserScreen(Screen):
 
     @on(msg.CatalogScanned)
     def _scanned(self, message: msg.CatalogScanned) -> None:
-        remote = {p: e for p, e in self.catalog.entries.items() if e.host}  # the hosts' rows stay
-        self.catalog.entries = {**message.catalog.entries, **remote}
+        remote = {p: e for p, e in self.catalog.entries.items() if e.host} if self.host_listing is not None else {}
+        # the hosts' rows stay; with none, the scan's own dict (a copy of 50k entries is a peak of megabytes)
+        self.catalog.entries = {**message.catalog.entries, **remote} if remote else message.catalog.entries
         self.catalog.version += 1
         self.loaded = True
         self._refresh_rows()
