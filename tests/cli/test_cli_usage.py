@@ -1,0 +1,44 @@
+"""The command line's usage corners: positionals after options, queries that start with '-', messages."""
+
+from __future__ import annotations
+
+import pytest
+from clihelpers import line
+
+from sessionview.cli import main
+
+
+def run(capsys, *argv) -> tuple[int, str, str]:
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # argparse's usage errors
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def two(tmp_path):
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_bytes(line({"role": "user", "content": "the lockfile is stale"}))
+    b.write_bytes(line({"role": "user", "content": "another lockfile here"}))
+    return a, b
+
+
+def test_a_list_of_paths_may_come_after_options(capsys, two):
+    a, b = two
+    code, out, err = run(capsys, "search", "lockfile", "--limit", "1", str(a))
+    assert code == 0 and out.count(":#1 user") == 1 and str(a) in out, err
+    code, out, err = run(capsys, "search", "lockfile", str(a), "--json", str(b))
+    assert code == 0 and str(a) in out and str(b) in out, err
+    code, out, err = run(capsys, "check", str(a), "-q", str(b))
+    assert code == 0 and err == ""
+
+
+def test_other_stray_arguments_are_an_error_in_the_commands_own_usage(capsys, two):
+    a, _ = two
+    code, _, err = run(capsys, "edit", str(a), "1", "--content", "x", "stray")
+    assert code == 2 and "usage: sessionview edit" in err and "unrecognized arguments: stray" in err
+    code, _, err = run(capsys, "search", "lockfile", "--limit", "1", "--bogus")
+    assert code == 2 and "usage: sessionview search" in err and "unrecognized arguments: --bogus" in err
+    assert a.read_bytes() == line({"role": "user", "content": "the lockfile is stale"})
