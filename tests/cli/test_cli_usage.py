@@ -42,3 +42,10 @@ def test_other_stray_arguments_are_an_error_in_the_commands_own_usage(capsys, tw
     code, _, err = run(capsys, "search", "lockfile", "--limit", "1", "--bogus")
     assert code == 2 and "usage: sessionview search" in err and "unrecognized arguments: --bogus" in err
     assert a.read_bytes() == line({"role": "user", "content": "the lockfile is stale"})
+
+
+def test_a_query_that_starts_with_a_dash_is_told_to_go_after_double_dash(capsys):
+    code, _, err = run(capsys, "search", "-lockfile")
+    assert code == 2 and "sessionview search -- -lockfile" in err and "PATH" not in err.splitlines()[-1]
+    code, _, err = run(capsys, "search")
+    assert code == 2 and err.splitlines()[-1].endswith("the following arguments are required: QUERY")
