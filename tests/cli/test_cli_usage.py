@@ -49,3 +49,15 @@ def test_a_query_that_starts_with_a_dash_is_told_to_go_after_double_dash(capsys)
     assert code == 2 and "sessionview search -- -lockfile" in err and "PATH" not in err.splitlines()[-1]
     code, _, err = run(capsys, "search")
     assert code == 2 and err.splitlines()[-1].endswith("the following arguments are required: QUERY")
+
+
+def test_on_host_with_a_local_path_is_refused_and_starts_nothing(capsys, tmp_path, monkeypatch):
+    import sessionview.ui.launch
+
+    started = []
+    monkeypatch.setattr(sessionview.ui.launch, "run", lambda *a, **kw: started.append(a) or 0)
+    for argv in (["--on-host", str(tmp_path)], [str(tmp_path), "--on-host"], ["--on-host"]):
+        code, _, err = run(capsys, *argv)
+        assert code == 2 and "--on-host needs a remote address (ssh://host/path or host:path)" in err
+        assert len(err.strip().splitlines()) == 1
+    assert started == []
