@@ -67,8 +67,9 @@ def add_commands(sub: Subparsers, formatter: Any) -> None:
 
     p = sub.add_parser("search", help="search every indexed session", formatter_class=formatter,
                        description="Search the sessions under PATH (default: every indexed session) for QUERY, best\n"
-                       "first: a whole-word match in a recently changed session ranks highest. The index is\n"
-                       "brought current first, so hits are never stale.\n\n"
+                       "first: the most recently changed session first, and its newest records first (for a\n"
+                       "prefix* or --substring term, whole-word matches go ahead). The index is brought\n"
+                       "current first, so hits are never stale.\n\n"
                        "query language:\n"
                        "  word            a whole word, any case (deploy.sh is the phrase \"deploy sh\")\n"
                        "  \"a phrase\"      words in this order\n"
@@ -85,7 +86,7 @@ def add_commands(sub: Subparsers, formatter: Any) -> None:
                        "exit status: 0 hits found, 1 none, 2 an error (a PATH that does not exist, a bad query).",
                        epilog="examples:\n  sessionview search deploy.sh ~/agents/sessions\n"
                        "  sessionview search '\"connection refused\" -retry' --role tool --since 2d\n"
-                       "  sessionview search --substring parseConf --json | jq .path")
+                       "  sessionview search --substring parseConf --json | jq -r .path")
     p.__class__ = _SearchParser  # its error for a missing QUERY says where a '-word' query goes
     p.add_argument("query", metavar="QUERY", help="what to find (quote it for the shell)")
     p.add_argument("paths", nargs="*", metavar="PATH", help="session files or directories (default: every indexed session)")

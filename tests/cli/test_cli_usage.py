@@ -61,3 +61,13 @@ def test_on_host_with_a_local_path_is_refused_and_starts_nothing(capsys, tmp_pat
         assert code == 2 and "--on-host needs a remote address (ssh://host/path or host:path)" in err
         assert len(err.strip().splitlines()) == 1
     assert started == []
+
+
+def test_search_help_describes_the_ranking_as_the_readme_does(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    with pytest.raises(SystemExit):
+        main(["search", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert ("best first: the most recently changed session first, and its newest records first (for a prefix* or "
+            "--substring term, whole-word matches go ahead)") in text
+    assert "ranks highest" not in text and "| jq -r .path" in text
