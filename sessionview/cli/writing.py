@@ -246,7 +246,7 @@ def cmd_edit(args: argparse.Namespace) -> int:
         if args.json is not None:
             return ops.plan_edit(session, args.n, json_text=args.json, force=args.force)
         if not 1 <= args.n <= len(session):
-            raise InvalidEdit(f"#{args.n} is outside 1:{len(session)}")
+            raise InvalidEdit(f"record {args.n} is outside 1:{len(session)}")
         initial = pretty_record(session, args.n)
         edited = _edit_in_editor(initial)
         if edited.strip() == initial.strip():  # the person changed nothing: a no-op change

@@ -39,7 +39,7 @@ def test_an_expect_for_a_record_that_does_not_exist_reports_it_as_without(capsys
     p = ten(tmp_path)
     before = p.read_bytes()
     code, plain = run(capsys, "edit", str(p), "99", "--content", "X")
-    assert code == 2 and "99 is outside 1:10" in plain
+    assert code == 2 and "record 99 is outside 1:10" in plain
     code, err = run(capsys, "edit", str(p), "99", "--content", "X", "--expect", "99:" + "0" * 64)
     assert code == 2 and err == plain
     assert p.read_bytes() == before
@@ -79,3 +79,10 @@ def test_the_helps_digest_recipes_give_what_expect_checks(capsys, tmp_path):
         assert f"2:4:{got['records 2:4']}" == expect_arg(2, raws[1:4])
         code, err = run(capsys, "delete", str(p), "2:4", "--expect", f"2:4:{got['records 2:4']}")
         assert code == 0, err
+
+
+def test_one_record_outside_the_file_is_named_a_record(capsys, tmp_path, monkeypatch):
+    p = ten(tmp_path)
+    monkeypatch.setenv("VISUAL", "true")
+    assert run(capsys, "edit", str(p), "99")[1].strip().endswith(": record 99 is outside 1:10")  # the editor's way
+    assert run(capsys, "edit", str(p), "0", "--json", "{}")[1].strip().endswith(": record 0 is outside 1:10")
