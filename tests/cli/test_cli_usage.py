@@ -71,3 +71,16 @@ def test_search_help_describes_the_ranking_as_the_readme_does(capsys, monkeypatc
     assert ("best first: the most recently changed session first, and its newest records first (for a prefix* or "
             "--substring term, whole-word matches go ahead)") in text
     assert "ranks highest" not in text and "| jq -r .path" in text
+
+
+def test_hosts_without_a_hosts_table_names_the_file_it_read_escaped(capsys, tmp_path, monkeypatch):
+    conf = tmp_path / "odd\x1bname.toml"
+    conf.write_text("backups_keep = 3\n")
+    monkeypatch.setenv("SESSIONVIEW_CONFIG", str(conf))
+    code, _, err = run(capsys, "hosts")
+    assert code == 2 and f"no [hosts] in {tmp_path}/odd\\x1bname.toml: add name" in err and "\x1b" not in err
+    code, _, err = run(capsys, "hosts", "web1")
+    assert code == 2 and f"not in [hosts] of {tmp_path}/odd\\x1bname.toml: web1" in err
+    monkeypatch.setenv("SESSIONVIEW_CONFIG", str(tmp_path / "missing.toml"))
+    code, _, err = run(capsys, "hosts")
+    assert code == 2 and f"no [hosts] in {tmp_path}/missing.toml (no such file)" in err
