@@ -8,6 +8,7 @@ only by the commands that need them, and ``sessionview COMMAND ...`` builds only
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from typing import Sequence
@@ -24,6 +25,30 @@ def _source_changed() -> type[BaseException]:
     return SourceChanged
 
 
+def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser | None:
+    action = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+    return None if action is None else action.choices.get(name)
+
+
+def parse_command(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """Parse ``COMMAND ARGS``, positionals after options too: argparse leaves a command's list of paths
+    (``search QUERY [PATH...]``, ``check FILE...``) unparsed after an option (``search q --limit 1 PATH``), so
+    those are appended to the command's list; anything else is an error in the command's own usage."""
+    args, extra = parser.parse_known_args(argv)
+    if not extra:
+        return args
+    sub = _subparser(parser, getattr(args, "command", None) or "")
+    if sub is None:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    lists = [a for a in sub._actions if not a.option_strings and a.nargs in ("*", "+")]
+    if lists and all(a == "-" or not a.startswith("-") for a in extra):
+        dest = lists[-1].dest
+        setattr(args, dest, [*(getattr(args, dest, None) or []), *extra])
+        return args
+    sub.error(f"unrecognized arguments: {' '.join(extra)}")
+    raise AssertionError("unreachable")  # pragma: no cover - error() exits
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     sanitize_std_fds()
@@ -35,11 +60,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = None
     try:
         if argv and (argv[0] in known or argv[0] in ("-h", "--help", "--version")):
-            args = parser.parse_args(argv)
+            args = parse_command(parser, argv)
         elif first is None or first not in known:
             args = tui_parser().parse_args(argv)
         else:
-            args = parser.parse_args(argv)
+            args = parse_command(parser, argv)
         if not getattr(args, "func", None):
             parser.print_help()
             return 2

@@ -329,6 +329,8 @@ def cmd_fork(args: argparse.Namespace) -> int:
 
 def cmd_tui(args: argparse.Namespace) -> int:
     path = args.path or "."
+    if getattr(args, "on_host", False):  # a remote address was routed before: this is a local path
+        raise CliError(f"--on-host needs a remote address (ssh://host/path or host:path), not the local path {shown(path)}")
     if not os.path.exists(path):
         raise CliError(f"{path}: no such file or directory")
     from sessionview.ui.launch import run

@@ -85,14 +85,24 @@ def _writer(sub: Subparsers, name: str, help: str, description: str, epilog: str
     return p
 
 
+EXPECT_EPILOG = r"""
+
+--expect's SHA-256: a record's is over its bytes without the line ending (\n or \r\n; line 1 without
+a UTF-8 BOM); a range's is the SHA-256 of the records' raw 32-byte SHA-256 digests, one after another.
+For lines of s.jsonl (Python 3.9 or later):
+  record 4:     sed -n 4p s.jsonl | python3 -c 'import sys,hashlib; print(hashlib.sha256(sys.stdin.buffer.read().removesuffix(b"\n").removesuffix(b"\r")).hexdigest())'
+  records 2:4:  sed -n 2,4p s.jsonl | python3 -c 'import sys,hashlib; print(hashlib.sha256(b"".join(hashlib.sha256(l.removesuffix(b"\n").removesuffix(b"\r")).digest() for l in sys.stdin.buffer)).hexdigest())'"""
+
+
 def _write_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dry-run", action="store_true", help="print a unified diff of the file and write nothing")
     p.add_argument("--force", action="store_true",
                    help="override integrity refusals and the check for another writer")
     p.add_argument("--expect", action="append", metavar="N[:M]:SHA256",
                    help="refuse (conflict, nothing written) unless record N's bytes have this SHA-256 (N:M: records N to "
-                        "M, the SHA-256 of their SHA-256s in turn), and unless the change touches only records named so: "
-                        "what a front end showed (the app sends it with a remote write); repeatable")
+                        "M, the SHA-256 of their SHA-256s in turn; see below), and unless the change touches only records "
+                        "named so: what a front end showed (the app sends it with a remote write); repeatable")
+    p.epilog = (p.epilog or "") + EXPECT_EPILOG
 
 
 SAFETY = ("\n\nEvery write is atomic, keeps a byte-exact backup (see 'sessionview history'), and is refused\n"

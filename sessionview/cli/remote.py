@@ -252,7 +252,8 @@ def cmd_hosts(args: argparse.Namespace) -> int:
     import time as _time
 
     from sessionview.cli.output import Out, err
-    from sessionview.core.config import ConfigError, load_config
+    from sessionview.cli.output import shown
+    from sessionview.core.config import ConfigError, config_path, load_config
     from sessionview.core.text import escape_control
     from sessionview.remote.fleet import Fleet, FleetCatalog
 
@@ -261,13 +262,14 @@ def cmd_hosts(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         raise CliError(str(exc)) from None
     hosts = config.hosts
+    read = shown(config.path or config_path()) + ("" if config.path else " (no such file)")
     if args.names:
         unknown = [n for n in args.names if n not in hosts]
         if unknown:
-            raise CliError(f"not in [hosts] of config.toml: {', '.join(unknown)}")
+            raise CliError(f"not in [hosts] of {read}: {', '.join(shown(n) for n in unknown)}")
         hosts = {n: hosts[n] for n in args.names}
     if not hosts:
-        raise CliError("no [hosts] in config.toml: add name = \"ssh://host/path\" lines (see sessionview hosts --help)")
+        raise CliError(f"no [hosts] in {read}: add name = \"ssh://host/path\" lines (see sessionview hosts --help)")
     if getattr(args, "app", False):
         from sessionview.ui.launch import run_hosts_app
 

@@ -67,8 +67,9 @@ def add_commands(sub: Subparsers, formatter: Any) -> None:
 
     p = sub.add_parser("search", help="search every indexed session", formatter_class=formatter,
                        description="Search the sessions under PATH (default: every indexed session) for QUERY, best\n"
-                       "first: a whole-word match in a recently changed session ranks highest. The index is\n"
-                       "brought current first, so hits are never stale.\n\n"
+                       "first: the most recently changed session first, and its newest records first (for a\n"
+                       "prefix* or --substring term, whole-word matches go ahead). The index is brought\n"
+                       "current first, so hits are never stale.\n\n"
                        "query language:\n"
                        "  word            a whole word, any case (deploy.sh is the phrase \"deploy sh\")\n"
                        "  \"a phrase\"      words in this order\n"
@@ -85,7 +86,8 @@ def add_commands(sub: Subparsers, formatter: Any) -> None:
                        "exit status: 0 hits found, 1 none, 2 an error (a PATH that does not exist, a bad query).",
                        epilog="examples:\n  sessionview search deploy.sh ~/agents/sessions\n"
                        "  sessionview search '\"connection refused\" -retry' --role tool --since 2d\n"
-                       "  sessionview search --substring parseConf --json | jq .path")
+                       "  sessionview search --substring parseConf --json | jq -r .path")
+    p.__class__ = _SearchParser  # its error for a missing QUERY says where a '-word' query goes
     p.add_argument("query", metavar="QUERY", help="what to find (quote it for the shell)")
     p.add_argument("paths", nargs="*", metavar="PATH", help="session files or directories (default: every indexed session)")
     p.add_argument("--role", action="append", metavar="ROLE", help="only records of this role (user, assistant, tool, ...; repeatable)")
@@ -99,6 +101,26 @@ def add_commands(sub: Subparsers, formatter: Any) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help="print no progress")
     _fleet_options(p, "--index")
     p.set_defaults(func=cmd_search)
+
+
+class _SearchParser(argparse.ArgumentParser):
+    """The search parser: a missing QUERY is most often one that starts with '-' (read as an option)."""
+
+    _argv: list[str] = []
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def,override]
+        self._argv = list(args or [])
+        return super().parse_known_args(args, namespace)
+
+    def error(self, message: str):  # type: ignore[no-untyped-def,override]
+        if message.startswith("the following arguments are required: QUERY"):
+            import shlex
+
+            known = {s for a in self._actions for s in a.option_strings}
+            word = next((a for a in self._argv if a.startswith("-") and a.split("=")[0] not in known), None)
+            message = "the following arguments are required: QUERY" if word is None else (
+                f"a QUERY is required; a query that starts with '-' goes after '--': {self.prog} -- {shlex.quote(word)}")
+        super().error(message)
 
 
 def _fleet_options(p: argparse.ArgumentParser, option: str) -> None:

@@ -18,6 +18,7 @@ from sessionview.cli.output import CliError, Out, err, shown, status
 if TYPE_CHECKING:
     from sessionview.core.edit.change import Change, Editable
     from sessionview.core.edit.writeback import Outcome
+    from sessionview.core.errors import Refused
 
 INPUT_CAP = 64 * 1024 * 1024  # --content-file / --summary-file
 
@@ -129,9 +130,17 @@ def _run_write(args: argparse.Namespace, plan: "Callable[[Editable], Change]") -
     expected = list(getattr(args, "expect", None) or [])
 
     def guarded(session: "Editable") -> "Change":
-        shown = check_expected(session, expected, path)
-        change = plan(session)
-        check_covered(change, shown, path)
+        shown, mismatch = check_expected(session, expected, path)
+        if mismatch is None:
+            change = plan(session)
+        elif _interactive(args):  # an editor or a summarizer: not run for a write that is refused anyway
+            raise mismatch
+        else:  # a record that does not exist, or one the change does not touch, is said so first
+            try:
+                change = plan(session)
+            except Refused:
+                raise mismatch from None
+        check_covered(change, shown, path, mismatch)
         return change
 
     try:
@@ -146,17 +155,26 @@ def _run_write(args: argparse.Namespace, plan: "Callable[[Editable], Change]") -
         raise CliError(refusal(exc), exc.exit_code) from None
 
 
-def check_expected(session: "Editable", expected: list[str], path: str) -> list[tuple[int, int]]:
+def _interactive(args: argparse.Namespace) -> bool:
+    """Whether planning the write runs an editor or a summarizer."""
+    if getattr(args, "summarizer", None) is not None:
+        return True
+    return getattr(args, "command", None) == "edit" and all(
+        getattr(args, k, None) is None for k in ("content", "content_file", "json"))
+
+
+def check_expected(session: "Editable", expected: list[str], path: str) -> "tuple[list[tuple[int, int]], Refused | None]":
     """``--expect N:SHA256`` (record N's bytes) and ``--expect N:M:SHA256`` (records N to M, the digest of
     :func:`sessionview.remote.writes.records_digest`): a conflict unless those records are the ones a front end
     showed (checked on each load the write is planned on, so against the very bytes the save checks in turn).
-    The ranges named, for :func:`check_covered`."""
+    The ranges named, for :func:`check_covered`, and the conflict of the first that does not match (or None)."""
     import hashlib
 
     from sessionview.core.errors import Refused
     from sessionview.remote.writes import records_digest
 
     shown: list[tuple[int, int]] = []
+    mismatch: Refused | None = None
     for item in expected:
         parts = item.split(":")
         if not 2 <= len(parts) <= 3 or not all(p.isdigit() for p in parts[:-1]) or len(parts[-1]) != 64:
@@ -172,23 +190,34 @@ def check_expected(session: "Editable", expected: list[str], path: str) -> list[
                 got = hashlib.sha256(next(raws)).hexdigest() if len(parts) == 2 else records_digest(raws)
         except Exception:  # no such record, or it cannot be read: not what was shown
             got = None
-        if got != digest:
+        if got != digest and mismatch is None:
             which = f"#{first} is not the record that was" if len(parts) == 2 else f"#{first}-#{last} are not the records that were"
-            raise Refused(f"conflict: {path}: {which} shown (the file changed since); nothing was written")
+            mismatch = Refused(f"conflict: {path}: {which} shown (the file changed since); nothing was written")
         shown.append((first, last))
-    return shown
+    return shown, mismatch
 
 
-def check_covered(change: "Change", shown: list[tuple[int, int]], path: str) -> None:
-    """With ``--expect``, a change may touch only records it named: one that would touch others (records
-    appended since a truncate's preview, say) is a conflict."""
+def _span(first: int, last: int) -> str:
+    return f"#{first}" if first == last else f"#{first}-#{last}"
+
+
+def check_covered(change: "Change", shown: list[tuple[int, int]], path: str, mismatch: "Refused | None" = None) -> None:
+    """With ``--expect``, a change may touch only records it named: one that names none of them is a usage
+    error; else the ``mismatch`` of :func:`check_expected`; else one that would touch records not named
+    (appended since a truncate's preview, say) is a conflict."""
     from sessionview.core.errors import Refused
 
-    unseen = [n for n in range(change.first, change.last + 1) if not any(a <= n <= b for a, b in shown)]
+    touched = range(change.first, change.last + 1)
+    unseen = [n for n in touched if not any(a <= n <= b for a, b in shown)]
+    if unseen and len(unseen) == len(touched):
+        named = ", ".join(_span(a, b) for a, b in shown)
+        raise CliError(f"{path}: the change touches {_span(change.first, change.last)}, but --expect names {named}: "
+                       "name the records the change touches; nothing was written")
+    if mismatch is not None:
+        raise mismatch
     if unseen:
-        which = f"#{unseen[0]}" if len(unseen) == 1 else f"#{unseen[0]}-#{unseen[-1]}"
-        raise Refused(f"conflict: {path}: the change would touch {which}, which was not shown (written since?); "
-                      "nothing was written")
+        raise Refused(f"conflict: {path}: the change would touch {_span(unseen[0], unseen[-1])}, which was not shown "
+                      "(written since?); nothing was written")
 
 
 def _edit_in_editor(initial: str) -> str:
@@ -217,7 +246,7 @@ def cmd_edit(args: argparse.Namespace) -> int:
         if args.json is not None:
             return ops.plan_edit(session, args.n, json_text=args.json, force=args.force)
         if not 1 <= args.n <= len(session):
-            raise InvalidEdit(f"#{args.n} is outside 1:{len(session)}")
+            raise InvalidEdit(f"record {args.n} is outside 1:{len(session)}")
         initial = pretty_record(session, args.n)
         edited = _edit_in_editor(initial)
         if edited.strip() == initial.strip():  # the person changed nothing: a no-op change

@@ -40,7 +40,7 @@ def parse_range(text: str, count: int | None = None) -> tuple[int, int]:
 def _check_range(session: Editable, first: int, last: int, force: bool) -> None:
     n = len(session)
     if not (1 <= first <= last <= n):
-        raise InvalidEdit(f"range {first}:{last} is outside 1:{n}")
+        raise InvalidEdit(f"record {first} is outside 1:{n}" if first == last else f"range {first}:{last} is outside 1:{n}")
     if not force and hasattr(session, "doc") and last == n and session.doc.record(n).partial:
         raise Refused(
             f"record #{n} is a partial last line that may still be being written; it is kept as it is. "
