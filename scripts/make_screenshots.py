@@ -209,6 +209,7 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
         screen.query_one("#search-all-input").value = "timestamp"
         await pilot.press("enter")
         await wait_for(pilot, lambda: screen.hits and screen.search_status and "…" not in screen.search_status)
+        await wait_for(pilot, lambda: screen.index_status == "index current", timeout=60)  # the search's own pass
         await pilot.pause()
         save(app, "search.svg")
     return written

@@ -38,6 +38,8 @@ async def test_hits_show_with_session_number_role_and_marked_snippet(sessions):
         screen = await open_search(pilot)
         await search(pilot, screen, "README")
         assert screen.hits and "hit" in screen.search_status
+        # the search's own pass (a stat per file) leaves the header at "index current", not at its progress
+        assert screen.index_status == "index current"
         text = all_text(app)
         first = screen.hits[0]
         assert f"#{first.n}" in text and first.role in text

@@ -244,6 +244,8 @@ class SearchAllScreen(Screen):
                 with self._lock:
                     backend.enable_grams()
             current = self._update(backend, [self.root], stop, wait=False)  # stat-based: quick when current
+            if current:  # its progress lines are over: the header must not stay at "indexing · k of N files"
+                self.post_message(IndexProgress("index current"))
             batch: list = []
             last = time.monotonic()
             count = 0
