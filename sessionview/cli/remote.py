@@ -81,6 +81,8 @@ def route(args: argparse.Namespace, argv: Sequence[str]) -> int | None:
         path = getattr(args, "path", None)
         address = parse(path) if path else None
         return None if address is None else run_app(args, path, address)
+    if command == "search":
+        return _route_search(args, argv)
     files = _files(args)
     remote = [parse(f) for f in files]
     if not any(remote):
@@ -191,6 +193,36 @@ def remote_argv(argv: list[str], command: str, file: str, remote_path: str) -> l
             out[i] = remote_path
             return out
     raise CliError(f"{file}: could not find the file among the arguments")
+
+
+def _route_search(args: argparse.Namespace, argv: Sequence[str]) -> int | None:
+    """``search QUERY ADDRESS``: the search runs on the host, over its own index there (the sessions are
+    never copied here); its hits, messages and exit status come back unchanged."""
+    paths = list(getattr(args, "paths", None) or [])
+    remote = [parse(p) for p in paths]
+    if not any(remote):
+        return None
+    if len(paths) != 1 or remote[0] is None:
+        raise CliError("search: name one remote directory or file at a time (local and remote paths do not mix; "
+                       "to search every host at once, feed one index: --index postgresql://…)")
+    from sessionview.remote import writes
+
+    address = remote[0]
+    rargv = list(argv)  # the path is the last word that is the address (search's flags take no values that could be it)
+    at = max(i for i, token in enumerate(rargv) if token == paths[0])
+    rargv[at] = address.path or "."
+    opener = Opener()
+    try:
+        conn = opener.connection(address)
+        if not writes.probe(conn).installed:
+            raise CliError(f"{paths[0]}: search runs on the host, over its own index, and sessionview is not "
+                           "installed there (install it there, or search a shared index: --index postgresql://…)")
+        code, out, err = writes.run(conn, rargv, None)
+    finally:
+        opener.close()
+    _pass(sys.stdout, out)
+    _pass(sys.stderr, err)
+    return code
 
 
 def run_remote(args: argparse.Namespace, argv: list[str], file: str, address: Address) -> int:

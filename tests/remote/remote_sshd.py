@@ -95,7 +95,7 @@ def start(root: pathlib.Path) -> Sshd:
     remote_state = root / "remote-state"
     remote_state.mkdir()
     port, port_missing = free_port(), free_port()
-    base_env = f"SESSIONVIEW_STATE_DIR={remote_state}/backups XDG_CONFIG_HOME={remote_state}/config XDG_STATE_HOME={remote_state}/xdg"
+    base_env = f"SESSIONVIEW_STATE_DIR={remote_state}/backups XDG_CONFIG_HOME={remote_state}/config XDG_STATE_HOME={remote_state}/xdg XDG_CACHE_HOME={remote_state}/cache SESSIONVIEW_INDEX={remote_state}/index.sqlite"
     config = root / "sshd_config"
     config.write_text(
         f"""Port {port}

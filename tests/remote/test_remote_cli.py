@@ -221,3 +221,20 @@ def test_check_takes_local_and_remote_files_together(sshd, tmp_path):
     assert code == 2 and err.strip().endswith("gone.jsonl: no such file")
     assert f"{local}:2: dangling tool call" in out
     assert f"svtest:{remote}: ok (Brute JSONL, 5 records)" in out
+
+
+def test_search_of_a_remote_directory_runs_on_the_host_over_its_own_index(sshd):
+    d = sshd.sessions / "dir with space"
+    d.mkdir()
+    (d / "s.jsonl").write_bytes(brute(CONVO + [{"role": "user", "content": "the zanzibar deploy failed"}]))
+    code, out, err = sv("search", "zanzibar", f"svtest:{d}", "--json", home=sshd.home)
+    assert code == 0, err
+    hit = json.loads(out.splitlines()[0])
+    assert hit["path"] == str(d / "s.jsonl") and hit["n"] == 6  # the host's own path and record
+    assert (sshd.remote_state / "index.sqlite").exists()  # the host's index, not one here
+    code, out, err = sv("search", "--limit", "1", "nowhere-to-be-found", f"ssh://svtest{d}", home=sshd.home)
+    assert (code, out) == (1, "")
+    code, out, err = sv("search", "zanzibar", f"svtest-nosv:{d}", home=sshd.home)
+    assert code == 2 and "not installed there" in err and err.count("\n") == 1
+    code, out, err = sv("search", "zanzibar", f"svtest:{d}", str(d), home=sshd.home)
+    assert code == 2 and "one remote directory or file at a time" in err
