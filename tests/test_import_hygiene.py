@@ -97,3 +97,21 @@ def test_formats_imports_adapters_on_first_use():
     assert "sessionview.core.formats.pi" in out[2] and "sessionview.core.formats.codex" not in out[2]
     assert out[3] == ("['CodexAdapter', 'ClaudeCodeAdapter', 'PiAdapter', 'GeminiAdapter', 'LittleGhostJsonlAdapter', "
                       "'OpenAIChatAdapter', 'AnthropicAdapter', 'BruteAdapter'] GenericAdapter brute")
+
+
+def test_check_loads_none_of_the_editing_and_saving_code(tmp_path):
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"role":"user","content":"hi"}\n{"role":"tool","content":"x","tool_call_id":"c9"}\n')
+    code = (
+        "import sys\n"
+        "from sessionview.cli import main\n"
+        f"rc = main(['check', {str(path)!r}])\n"
+        "print('rc', rc)\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    rc, mods = out.splitlines()[-2], set(out.splitlines()[-1].split())
+    assert rc == "rc 1" and "orphan" in out  # it did check: the result has no call
+    never = ("sessionview.core.ops", "sessionview.core.edit", "sessionview.core.store.save", "sessionview.core.store.backups")
+    loaded = sorted(m for m in mods if any(m == n or m.startswith(n + ".") for n in never))
+    assert loaded == [], f"check loaded {loaded}"

@@ -231,12 +231,13 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _checked(path: str, opener: "Callable[..., Session]" = open_file) -> "tuple[Session, list[Problem]]":
     """Open and check ``path``; a file rewritten in place meanwhile is read again once it is quiet."""
-    from sessionview.core import checkpar, ops
+    from sessionview.core import checkpar
     from sessionview.core.doc.linescan import SourceChanged
     from sessionview.core.session import JsonlSession
+    from sessionview.core.store import stable  # not core.ops: check loads none of the editing and saving code
 
-    wait_quiet = getattr(opener, "wait_quiet", ops.wait_quiet)  # cli.remote: over SFTP for a remote file
-    for attempt in range(ops.ATTEMPTS):
+    wait_quiet = getattr(opener, "wait_quiet", stable.wait_quiet)  # cli.remote: over SFTP for a remote file
+    for attempt in range(stable.ATTEMPTS):
         if attempt:
             wait_quiet(path)
         try:
@@ -247,7 +248,7 @@ def _checked(path: str, opener: "Callable[..., Session]" = open_file) -> "tuple[
                 session.close()
         except SourceChanged:
             continue
-    raise CliError(f"{path}: another process is rewriting the file; it changed under each of {ops.ATTEMPTS} reads", 1)
+    raise CliError(f"{path}: another process is rewriting the file; it changed under each of {stable.ATTEMPTS} reads", 1)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -34,13 +34,10 @@ from sessionview.core.errors import AnotherWriter, Conflict, InvalidEdit, Refuse
 from sessionview.core.store import backups, restore
 from sessionview.core.store.backup_copy import verified_chunks
 from sessionview.core.store.paths import default_root
-from sessionview.core.store.stable import wait_stable
+from sessionview.core.store.stable import ATTEMPTS, wait_quiet  # the retry rules (check uses them without this module)
 from sessionview.core.text import plural
 
-ATTEMPTS = 6  # the first try and 5 more after the file was rewritten under us
-QUIET = 0.1  # seconds the file must be unchanged before a load, when it is being written
 RECENT = 1.0  # a file modified less than this long ago is waited on before the first load
-STABLE_TIMEOUT = 1.0  # then try anyway: a plan and a save need only a short quiet window
 
 T = TypeVar("T")
 Pin = tuple[int, tuple[bytes, ...], "bytes | None"]  # where a change starts, what it replaces, its anchor
@@ -225,10 +222,6 @@ class _Retry(Exception):
     def __init__(self, pin: Pin | None) -> None:
         super().__init__()
         self.pin = pin
-
-
-def wait_quiet(path: str) -> None:
-    wait_stable(path, quiet=QUIET, timeout=STABLE_TIMEOUT)
 
 
 def _still_rewriting(path: str) -> str:

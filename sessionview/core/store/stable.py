@@ -9,6 +9,10 @@ from __future__ import annotations
 import os
 import time
 
+ATTEMPTS = 6  # the first try and 5 more after the file was rewritten under us
+QUIET = 0.1  # seconds the file must be unchanged before a load, when it is being written
+STABLE_TIMEOUT = 1.0  # then try anyway: a plan and a save need only a short quiet window
+
 
 def _key(path: str | os.PathLike[str]) -> tuple[int, int, int, int] | None:
     try:
@@ -42,3 +46,8 @@ def wait_stable(path: str | os.PathLike[str], quiet: float = 0.1, timeout: float
             return False
         if k != key:
             key, since = k, time.monotonic()
+
+
+def wait_quiet(path: str) -> None:
+    """Wait for a quiet moment before reading ``path`` again (it changed under the last read)."""
+    wait_stable(path, quiet=QUIET, timeout=STABLE_TIMEOUT)
