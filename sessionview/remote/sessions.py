@@ -15,6 +15,7 @@ from sessionview.core.catalog import Entry
 from sessionview.core.doc.document import Document, Source
 from sessionview.core.session import JsonlSession
 from sessionview.core.session_base import Session
+from sessionview.core.view.documents import document_from_bytes, read_whole
 from sessionview.remote.sftp import BlockCache, SftpAccess, SftpFile
 
 READ_ONLY = "a remote session: writes run on its host (sessionview edit/delete/... with the ssh address)"
@@ -57,12 +58,7 @@ def open_session(access: SftpAccess, path: str, label: str | None = None, read_o
         if littleghost._HEAD.match(head[: littleghost.HEAD_BYTES]) is not None or (
             jsondoc.looks_like_document(head[: jsondoc.HEAD_BYTES]) and st.st_size <= jsondoc.MAX_DOCUMENT
         ):
-            data = _read_all(opened, st.st_size)
-            session: Session
-            if littleghost._HEAD.match(data[: littleghost.HEAD_BYTES]) is not None:
-                session = littleghost.LittleGhostSession.from_bytes(data, name)
-            else:
-                session = jsondoc.JsonDocumentSession(data, name, None)
+            session: Session = document_from_bytes(read_whole(opened, st.st_size), name)
             opened.close()
         else:
             source = Source.from_reader(BlockCache(opened.read), st.st_size, digest=False)
@@ -87,17 +83,6 @@ def _close_with(session: Session, opened: SftpFile) -> None:
             opened.close()
 
     session.close = closing  # type: ignore[method-assign]
-
-
-def _read_all(opened: SftpFile, size: int, chunk: int = 1 << 20) -> bytes:
-    parts, pos = [], 0
-    while pos < size:
-        piece = opened.read(pos, min(chunk, size - pos))
-        if not piece:
-            break
-        parts.append(piece)
-        pos += len(piece)
-    return b"".join(parts)
 
 
 def open_tail(access: SftpAccess, path: str, count: int = 256) -> tuple[SftpFile, JsonlSession, int, int, bool]:
