@@ -146,7 +146,7 @@ tricky_json = st.recursive(
 @settings(max_examples=400)
 @given(tricky_json, st.booleans())
 def test_byte_scans_match_a_real_parser(value, spaced):
-    from sessionview.core.doc.parse import _raw_key_count
+    from dupkeys_oracle import _raw_key_count
 
     raw = json.dumps(value, separators=(", ", " : ") if spaced else (",", ":")).encode()
     keys, depth = _reference_counts(raw)

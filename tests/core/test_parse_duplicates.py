@@ -9,7 +9,9 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessionview.core.doc.parse import MAX_DEPTH, Status, _walk, has_duplicate_keys, parse_record
+from dupkeys_oracle import _walk, has_duplicate_keys
+
+from sessionview.core.doc.parse import MAX_DEPTH, Status, parse_record
 
 pieces = st.sampled_from([
     "a", "b", ":", " ", "é", "😀", "{", "]", "\\\"", "\\\\", "\\/", "\\n", "\\u0022", "\\u003a", "\\u003A",

@@ -184,7 +184,7 @@ def _escaped_colon(raw: bytes) -> bool:
 
 
 def _counts(v: Any) -> tuple[int, int, int, bool]:
-    """Keys, colons in string values and containers of a parsed value (as ``parse._walk``), and whether a
+    """Keys, colons in string values and containers of a parsed value (as the key-and-colon walk the parse once used), and whether a
     string in it is a block of text for ``tools.generic`` (a newline inside); raises :class:`_Unsure` on a float."""
     keys = colons = containers = 0
     blocks = False
