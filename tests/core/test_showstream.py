@@ -190,3 +190,52 @@ def test_closing_early_ends_the_child(tmp_path, small_blocks):
     assert printer._child is None
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)  # reaped: not ours any more, not a zombie
+
+
+@pytest.mark.parametrize("memory", [0, 1 << 40])
+def test_the_childs_output_in_memory_or_in_a_temporary_file(tmp_path, small_blocks, monkeypatch, memory):
+    """Little memory available: the child writes an unlinked temporary file instead of a memfd; either way
+    the same bytes (and no file is left in the temporary directory)."""
+    monkeypatch.setattr(showstream, "_available_memory", lambda: memory)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    made = []
+    real = showstream._scratch
+
+    def scratch_file(size):
+        fd = real(size)
+        made.append(os.readlink(f"/proc/self/fd/{fd}"))
+        return fd
+
+    monkeypatch.setattr(showstream, "_scratch", scratch_file)
+    path = _hostile_file(tmp_path)
+    assert _shown(path, 2) == _reference(path)
+    assert len(made) == 1
+    if memory:
+        assert made[0].startswith("/memfd:sessionview-show")
+    else:
+        assert made[0].startswith(str(scratch) + "/") and made[0].endswith("(deleted)")
+    assert os.listdir(scratch) == []
+
+
+def test_available_memory_is_read_from_meminfo():
+    assert showstream._available_memory() > 0 if os.path.exists("/proc/meminfo") else True
+
+
+@pytest.mark.parametrize("mapped", [True, False])
+def test_lines_are_counted_with_or_without_a_map(tmp_path, monkeypatch, mapped):
+    data = b"".join(random.Random(5).choice([b"a\n", b"\n", b"bb", b"\r\n", b"x" * 70000 + b"\n"]) for _ in range(400))
+    p = tmp_path / "lines"
+    p.write_bytes(data)
+    if not mapped:
+        monkeypatch.setattr(showstream.mmap, "mmap", lambda *a, **k: (_ for _ in ()).throw(OSError(12, "no map")))
+    fd = os.open(p, os.O_RDONLY)
+    try:
+        for end in (1, len(data) // 3, len(data) - 1, len(data)):
+            assert showstream._count_lines(fd, end) == data[:end].count(b"\n")
+    finally:
+        os.close(fd)
