@@ -117,6 +117,30 @@ def test_blocks_that_need_the_first_half_are_rendered_again(tmp_path, small_bloc
     assert printers[0].relayed > 0 and printers[0].redone > redone
 
 
+def test_a_block_rendered_again_knows_the_calls_of_the_blocks_relayed_before_it(tmp_path, small_blocks):
+    """The logs of the blocks printed as the child wrote them are replayed before a block is rendered here
+    again: its result of a call the child saw (c250) names that call, next to one of the first half (c3)."""
+    head = open(os.path.join(FIX, "brute-session.jsonl"), "rb").read()
+    body = []
+    for i in range(300):
+        body.append(b'{"role":"assistant","content":"","tool_calls":[{"id":"c%d","name":"shell","arguments":{"command":"ls"}}]}' % i)
+        body.append(b'{"role":"user","content":"next"}')
+    big = b"y" * 400  # over BLOCK: a block ends after each such record
+    body += [
+        b'{"role":"user","content":"%s"}' % big,
+        b'{"role":"tool","content":"mid","tool_call_id":"c250"}',  # starts a block ...
+        b'{"role":"tool","content":"late %s","tool_call_id":"c3"}' % big,  # ... which this ends
+        b'{"role":"user","content":"done"}',
+    ]
+    p = tmp_path / "late.jsonl"
+    p.write_bytes(head + b"\n".join(body) + b"\n")
+    printers: list = []
+    data, count = _shown(str(p), 2, printers=printers)
+    assert (data, count) == _reference(str(p))
+    assert printers[0].relayed > 0 and printers[0].redone == 1
+    assert b"<- result of c250 shell from #" in data
+
+
 @pytest.mark.parametrize("split", [0.01, 0.3, 0.99])
 def test_any_split_point(tmp_path, small_blocks, monkeypatch, split):
     monkeypatch.setattr(showstream, "SPLIT", split)

@@ -8,9 +8,10 @@ sure, through the view otherwise; other formats through their views. A Brute fil
 or more is rendered on two cores: a forked child renders the records from the first line after
 :data:`SPLIT` of the bytes on, with a pairing of its own, into an unlinked temporary file, while this process
 renders and yields the first part. Then this process relays the child's blocks in order: each block comes with
-the calls and results it saw, replayed onto this process's pairing; a block that shows a link to a call id of
-the first part (a result of a call made there, an id used again) could not be known by the child, so this
-process renders that block again itself. The child reads the file through the same descriptor with
+the call ids its links depend on and a log of the calls and results it saw; a block that shows a link to a call
+id of the first part (a result of a call made there, an id used again) could not be known by the child, so this
+process renders that block again itself, after replaying the logs of the blocks before it onto its pairing
+(only then: a log is read from the child's file only when something is rendered here after it). The child reads the file through the same descriptor with
 ``pread`` and tells of each block it wrote through a pipe. Should it fail, this process renders the rest itself
 from the end of the child's last block; should this process stop early (a closed pipe: ``show | head``),
 :meth:`ShowStream.close` ends the child.
@@ -36,7 +37,7 @@ __all__ = ["BLOCK", "PARALLEL_MIN_BYTES", "ShowStream"]
 BLOCK = 1 << 20  # bytes of records joined into one write
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024  # below this a second process costs more than it saves
 SPLIT = 0.5  # where the child's part starts, as a share of the file's bytes
-_HEADER = struct.Struct("<BQQQQQ")  # kind, text bytes, log bytes, first and last record, the byte after them
+_HEADER = struct.Struct("<BQQQQQQ")  # kind, text, ids and log bytes, first and last record, the byte after them
 _DATA, _END, _ERROR = 0, 1, 2
 
 
@@ -197,37 +198,38 @@ class ShowStream:
             for block in self._render(fast, iter(LineReader(stream.fd, mid, stream.size, stream.cap)), n, [], log):
                 n, consumed = self._done
                 pos = mid + consumed
-                frames.write(_DATA, [block], log, first + 1, n, pos)
+                frames.write(_DATA, block, log, first + 1, n, pos)
                 first = n
                 log.clear()
-            frames.write(_END, [], [], n + 1, n, pos)
+            frames.write(_END, b"", [], n + 1, n, pos)
         except BaseException as exc:  # noqa: BLE001 - handed to the parent
             try:
                 data = pickle.dumps(exc)
             except Exception:  # noqa: BLE001
                 data = pickle.dumps(RuntimeError(f"{type(exc).__name__}: {exc}"))
-            frames.write(_ERROR, [data], [], first + 1, n, pos)
+            frames.write(_ERROR, data, [], first + 1, n, pos)
 
     def _relay(self, fast: BruteRender, n: int, mid: int) -> Iterator[bytes]:
         """The child's blocks, in order. A block whose links depend on a call id of the first half (the child
-        could not know it) is rendered here again; the rest too if the child failed."""
+        could not know it) is rendered here again; the rest too if the child failed. The logs of the blocks
+        printed as they were are replayed onto :attr:`pairing` before anything is rendered here after them."""
         assert self._child is not None
         _, r, tmp = self._child
         fd, cap = tmp, self.stream.cap
         first_half = set(self.pairing.calls)  # results and names are only ever kept for these ids
+        pending: list[tuple[int, int]] = []  # where the logs not replayed yet are in the child's file
         off = 0
         pos = mid
         while True:
             header = _read_exact(r, _HEADER.size)
             if header is None:
                 break  # the child ended without a word: render the rest here
-            kind, nb, ne, first, last, end = _HEADER.unpack(header)
-            blob = _pread_exact(fd, nb, off)
-            log: list[Event] = pickle.loads(_pread_exact(fd, ne, off + nb)) if ne else []
-            off += nb + ne
+            kind, nb, ni, ne, first, last, end = _HEADER.unpack(header)
+            at = off
+            off += nb + ni + ne
             if kind == _ERROR:
                 try:
-                    exc = pickle.loads(blob)
+                    exc = pickle.loads(_pread_exact(fd, nb, at))
                 except Exception:  # noqa: BLE001 - whatever it was, the rest is rendered here
                     exc = None
                 if isinstance(exc, SourceChanged):
@@ -238,17 +240,27 @@ class ShowStream:
             if kind == _END:
                 self.count = n
                 return
-            if log and not first_half.isdisjoint(_ids(log)):
+            ids = pickle.loads(_pread_exact(fd, ni, at + nb)) if ni else ()
+            if ids and not first_half.isdisjoint(ids):
+                self._replay(fd, pending)
                 self.redone += 1
                 yield from self._render(fast, iter(LineReader(self.stream.fd, pos, end, cap)), n, [])
             else:
                 self.relayed += 1
-                replay(self.pairing, log)
-                yield blob
+                if ne:
+                    pending.append((at + nb + ni, ne))
+                yield _pread_exact(fd, nb, at)
             n, pos = last, end
             self.count = n
+        self._replay(fd, pending)
         self.close()
         self.count = yield from self._render(fast, iter(LineReader(self.stream.fd, pos, self.stream.size, cap)), n, [])
+
+    def _replay(self, fd: int, pending: list[tuple[int, int]]) -> None:
+        """Replay the logs at ``pending`` in the child's file onto :attr:`pairing`, in order; empty it."""
+        for at, size in pending:
+            replay(self.pairing, pickle.loads(_pread_exact(fd, size, at)))
+        pending.clear()
 
     def _view_blocks(self) -> Iterator[bytes]:
         """Any format, through the views (merged where a format streams one message in several records)."""
@@ -361,11 +373,11 @@ def _count_lines(fd: int, end: int) -> int:
     return n
 
 
-def _ids(log: list[Event]) -> set[Any]:
-    """The call ids a block's links depend on: its calls' and its results'."""
+def _ids(log: list[Event]) -> list[Any]:
+    """The call ids a block's links depend on: its calls' and its results' (each once)."""
     ids = {cid for _, calls, _ in log for cid, _ in calls}
     ids.update(rid for _, _, results in log for rid in results)
-    return ids
+    return list(ids)
 
 
 class _Frames:
@@ -377,17 +389,17 @@ class _Frames:
         self.out = out
         self.off = 0
 
-    def write(self, kind: int, parts: list[bytes], events: list[Event], first: int, last: int, end: int) -> None:
-        blob = b"".join(parts)
+    def write(self, kind: int, blob: bytes, events: list[Event], first: int, last: int, end: int) -> None:
+        ids = pickle.dumps(_ids(events), protocol=pickle.HIGHEST_PROTOCOL) if events else b""
         ev = pickle.dumps(events, protocol=pickle.HIGHEST_PROTOCOL) if events else b""
         off = self.off
-        for data in (blob, ev):
+        for data in (blob, ids, ev):
             view = memoryview(data)
             while view:
                 done = os.pwrite(self.out, view, off)
                 view = view[done:]
                 off += done
-        os.write(self.w, _HEADER.pack(kind, len(blob), len(ev), first, last, end))
+        os.write(self.w, _HEADER.pack(kind, len(blob), len(ids), len(ev), first, last, end))
         self.off = off
 
 
