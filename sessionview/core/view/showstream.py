@@ -36,6 +36,7 @@ __all__ = ["BLOCK", "PARALLEL_MIN_BYTES", "ShowStream"]
 
 BLOCK = 1 << 20  # bytes of records joined into one write
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024  # below this a second process costs more than it saves
+WINDOW = 32 * 1024 * 1024  # the bytes mapped at a time to count lines (a multiple of the page size)
 SPLIT = 0.5  # where the child's part starts, as a share of the file's bytes
 _HEADER = struct.Struct("<BQQQQQQ")  # kind, text, ids and log bytes, first and last record, the byte after them
 _DATA, _END, _ERROR = 0, 1, 2
@@ -347,29 +348,29 @@ def _line_end(fd: int, at: int, size: int) -> int | None:
 
 
 def _count_lines(fd: int, end: int) -> int:
-    """The newlines before byte ``end``: the records before the line that starts there. Through a map of the
-    file where one can be made (a newline search is memchr's, without a copy: ``bytes.count`` reads about
-    five times slower); a file cut shorter meanwhile ends this process by SIGBUS, as a failed child."""
-    try:
-        mm = mmap.mmap(fd, end, prot=mmap.PROT_READ)
-    except (OSError, ValueError):
-        mm = None
-    if mm is None:
-        n = pos = 0
-        while pos < end:
+    """The newlines before byte ``end``: the records before the line that starts there. Through maps of the
+    file, :data:`WINDOW` bytes at a time, where they can be made (a newline search is memchr's, without a copy:
+    ``bytes.count`` reads about five times slower); a file cut shorter meanwhile ends this process by SIGBUS,
+    as a failed child."""
+    n = pos = 0
+    while pos < end:
+        size = min(WINDOW, end - pos)
+        try:
+            mm = mmap.mmap(fd, size, prot=mmap.PROT_READ, offset=pos)
+        except (OSError, ValueError):
             chunk = os.pread(fd, min(4 * CHUNK, end - pos), pos)
             if not chunk:
-                raise SourceChanged(f"file ended at byte {pos}, expected {end}")
+                raise SourceChanged(f"file ended at byte {pos}, expected {end}") from None
             n += chunk.count(b"\n")
             pos += len(chunk)
-        return n
-    with mm:
-        n = 0
-        find = mm.find
-        i = find(b"\n")
-        while i != -1:
-            n += 1
-            i = find(b"\n", i + 1)
+            continue
+        with mm:
+            find = mm.find
+            i = find(b"\n")
+            while i != -1:
+                n += 1
+                i = find(b"\n", i + 1)
+        pos += size
     return n
 
 
