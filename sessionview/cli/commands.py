@@ -5,6 +5,7 @@ the read-only core) and prints what it returns. Heavy modules are imported insid
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -159,8 +160,11 @@ def _show_streamed(args: argparse.Namespace, stream: Any, out: Out) -> int:
     try:
         if not args.json:
             _show_head(args, stream, out)
-        for i, block in enumerate(printer.blocks()):
-            out.write_bytes(block)
+        for i, block in enumerate(printer.pieces()):
+            if type(block) is bytes:
+                out.write_bytes(block)
+            else:
+                _copy_span(out, *block)
             if i < 2 and not args.json:  # the first records at once
                 out.flush()
         if not args.json:
@@ -170,6 +174,36 @@ def _show_streamed(args: argparse.Namespace, stream: Any, out: Out) -> int:
         printer.close()
         stream.close()
     return 0
+
+
+def _copy_span(out: Out, fd: int, size: int, offset: int) -> None:
+    """``size`` bytes of ``fd`` from ``offset`` on to the output: by ``sendfile`` to stdout's descriptor (after
+    what is buffered), else (a terminal, an output without one) read and written."""
+    fileno = getattr(out.buf, "fileno", None)
+    try:
+        target = fileno() if fileno is not None else -1
+    except (OSError, ValueError):  # io.UnsupportedOperation: a stream without a descriptor
+        target = -1
+    if target >= 0 and size:
+        out.flush()
+        while size:
+            try:
+                sent = os.sendfile(target, fd, offset, size)
+            except OSError as exc:
+                if exc.errno not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EXDEV, errno.EBADF):
+                    raise  # a closed pipe, a full disk: as a write would
+                break
+            if not sent:
+                break
+            offset += sent
+            size -= sent
+    while size:
+        data = os.pread(fd, min(size, 1 << 20), offset)
+        if not data:
+            raise OSError(f"the temporary file of the second half ended early at byte {offset}")
+        out.write_bytes(data)
+        offset += len(data)
+        size -= len(data)
 
 
 def _show_stream(args: argparse.Namespace) -> Any:

@@ -83,3 +83,108 @@ def test_show_into_a_pipe_that_closes_ends_both_processes(tmp_path):
     assert proc.wait() == 0
     assert proc.stderr.read() == b""
     assert not os.path.exists(f"/proc/{children[0]}")
+
+
+def _big_copy(tmp_path, records=6000):
+    lines = open(os.path.join(FIX, "brute-session.jsonl"), "rb").read().splitlines()
+    p = tmp_path / "big.jsonl"
+    p.write_bytes(b"\n".join(lines[i % len(lines)] for i in range(records)) + b"\n")
+    return str(p)
+
+
+_TWO = (
+    "import sys\n"
+    "from sessionview.core import streamview\n"
+    "from sessionview.core.view import showstream\n"
+    "from sessionview.cli import commands, main\n"
+    "streamview.CHUNK = 4096; showstream.BLOCK = 4096; commands.SHOW_PAIR_FIRST = -1\n"
+    "showstream.PARALLEL_MIN_BYTES = 0 if sys.argv[2] == 'two' else 1 << 60\n"
+    "sys.exit(main(['show', sys.argv[1]]))\n"
+)
+
+
+@pytest.mark.parametrize("into", ["file", "pipe"])
+def test_the_second_half_is_copied_out_by_sendfile_into_a_file_or_a_pipe(tmp_path, into):
+    """Two processes, the child's blocks sent from its file to stdout (a file, a pipe): the bytes one process
+    prints."""
+    import subprocess
+    import sys
+
+    path = _big_copy(tmp_path)
+    outs = []
+    for mode in ("one", "two"):
+        cmd = [sys.executable, "-c", _TWO, path, mode]
+        if into == "file":
+            target = tmp_path / f"out-{mode}"
+            with open(target, "wb") as f:
+                assert subprocess.run(cmd, stdout=f, check=False).returncode == 0
+            outs.append(target.read_bytes())
+        else:
+            done = subprocess.run(cmd, stdout=subprocess.PIPE, check=False)
+            assert done.returncode == 0
+            outs.append(done.stdout)
+    assert outs[0] == outs[1] and outs[0].rstrip().endswith(b"6000 records")
+
+
+class _Buf:
+    def __init__(self, fd):
+        self.fd = fd
+        self.data = b""
+
+    def fileno(self):
+        if self.fd is None:
+            import io
+
+            raise io.UnsupportedOperation("fileno")
+        return self.fd
+
+    def write(self, b):
+        self.data += bytes(b)
+
+    def flush(self):
+        pass
+
+
+@pytest.mark.parametrize("how", ["no descriptor", "sendfile refused", "sendfile stops half way", "sendfile"])
+def test_a_span_is_copied_whole_however_sendfile_fares(tmp_path, monkeypatch, how):
+    from sessionview.cli.output import Out
+
+    data = bytes(range(256)) * 5000
+    src = os.memfd_create("span")
+    os.write(src, data)
+    dst = os.open(tmp_path / "dst", os.O_RDWR | os.O_CREAT)
+    out = Out()
+    out.buf = _Buf(None if how == "no descriptor" else dst)
+    real = os.sendfile
+    calls = []
+
+    def sendfile(out_fd, in_fd, offset, count):
+        calls.append(offset)
+        if how == "sendfile refused" or (how == "sendfile stops half way" and len(calls) > 1):
+            raise OSError(22, "Invalid argument")
+        return real(out_fd, in_fd, offset, min(count, 70001))
+
+    monkeypatch.setattr(os, "sendfile", sendfile)
+    commands._copy_span(out, src, len(data) - 100, 100)
+    sent = os.pread(dst, len(data), 0)
+    assert sent + out.buf.data == data[100:]
+    assert (len(calls) > 0) == (how != "no descriptor")
+    if how == "sendfile":
+        assert out.buf.data == b""
+    os.close(src)
+    os.close(dst)
+
+
+def test_a_closed_pipe_under_sendfile_is_a_broken_pipe(monkeypatch):
+    from sessionview.cli.output import Out
+
+    src = os.memfd_create("span")
+    os.write(src, b"x" * 10)
+    r, w = os.pipe()
+    os.close(r)
+    out = Out()
+    out.buf = _Buf(w)
+    with pytest.raises(BrokenPipeError):
+        commands._copy_span(out, src, 10, 0)
+    os.close(w)
+    os.close(src)

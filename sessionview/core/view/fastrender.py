@@ -216,9 +216,9 @@ _PRETTY = orjson.OPT_INDENT_2
 MAX_ARGS_CONTAINERS = 64  # tools.generic shows what is nested deeper than 64 as a note: not done here
 
 
-def _arguments(args: Any) -> tuple[bytes, int, int, int] | None:
-    """``indent(text_bytes(render.arguments_text(args)), 8 spaces)`` with the keys, string colons and
-    containers of ``args`` (a parsed object, or None), or None on a float. Without a block of text (a string
+def _arguments(args: Any, colons_needed: bool = True) -> tuple[bytes, int, int, int] | None:
+    """``indent(text_bytes(render.arguments_text(args)), 8 spaces)`` with the keys, string colons (0 of a flat
+    object unless ``colons_needed``) and containers of ``args`` (a parsed object, or None), or None on a float. Without a block of text (a string
     with a newline inside), ``tools.generic`` writes what orjson's indented JSON is (the same escapes, the same
     layout); a flat object with blocks is rendered here; anything else by ``render``."""
     if args is None:
@@ -229,7 +229,8 @@ def _arguments(args: Any) -> tuple[bytes, int, int, int] | None:
     for v in args.values():
         t = type(v)
         if t is str:
-            colons += v.count(":")
+            if colons_needed:
+                colons += v.count(":")
             if not blocks and "\n" in v and "\n" in v.strip("\n"):
                 blocks = True
         elif t is dict or t is list:
@@ -257,6 +258,9 @@ def _arguments(args: Any) -> tuple[bytes, int, int, int] | None:
     return indent(text_bytes(render.arguments_text(args)), _INDENT2), keys, colons, containers
 
 
+_KEY_BYTES: dict[str, bytes] = {}  # the keys of arguments as _flat_blocks writes them: few, on many calls
+
+
 def _flat_blocks(args: dict[str, Any]) -> bytes | None:
     """What ``tools.generic`` gives for a flat object of scalars and blocks of text, indented by 8 spaces; None
     over its cap of lines."""
@@ -264,7 +268,11 @@ def _flat_blocks(args: dict[str, Any]) -> bytes | None:
     last = len(args) - 1
     count = 2
     for i, (k, v) in enumerate(args.items()):
-        key = safe_bytes(orjson.dumps(k))
+        key = _KEY_BYTES.get(k)
+        if key is None:
+            key = safe_bytes(orjson.dumps(k))
+            if len(_KEY_BYTES) < 4096:
+                _KEY_BYTES[k] = key
         if type(v) is str and "\n" in v.strip("\n"):  # a block of text, without its comma
             b = text_bytes(v)
             count += 2 + b.count(b"\n")
@@ -336,7 +344,6 @@ class BruteRender:
         else:
             return None
         keys = len(value)
-        colons += role.count(":") + (call_id.count(":") if call_id else 0)
         containers = 1
         calls: list[tuple[str, str, Any]] = []
         raw_calls = value.get("tool_calls")
@@ -352,7 +359,6 @@ class BruteRender:
                     return None
                 keys += len(c)
                 containers += 1
-                colons += cid.count(":") + name.count(":")
                 if "arguments" not in c:
                     calls.append((cid, name, _EMPTY if rendered else {}))
                     continue
@@ -360,7 +366,7 @@ class BruteRender:
                 if args is not None and type(args) is not dict:
                     return None
                 if rendered:
-                    got = _arguments(args)
+                    got = _arguments(args, not canonical)
                     if got is None:
                         return None
                     calls.append((cid, name, got[0]))
@@ -377,6 +383,8 @@ class BruteRender:
         if not canonical:
             found = raw.count(b":")
             if found > keys:
+                colons += role.count(":") + (call_id.count(":") if call_id else 0)
+                colons += sum(cid.count(":") + name.count(":") for cid, name, _ in calls)
                 colons += (text.count(b":") if rendered else text.count(":")) if content else 0
                 if found - colons > keys or (raw.find(b"\\u003") != -1 and _escaped_colon(raw)):
                     return None  # maybe a duplicate key: parse_record decides

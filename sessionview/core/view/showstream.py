@@ -32,7 +32,7 @@ from sessionview.core.streamview import CHUNK, LineReader, StreamedSession
 from sessionview.core.view import render
 from sessionview.core.view.fastrender import BruteRender, Event, replay
 
-__all__ = ["BLOCK", "PARALLEL_MIN_BYTES", "ShowStream"]
+__all__ = ["BLOCK", "PARALLEL_MIN_BYTES", "ShowStream", "Span"]
 
 BLOCK = 1 << 20  # bytes of records joined into one write
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024  # below this a second process costs more than it saves
@@ -40,6 +40,9 @@ WINDOW = 32 * 1024 * 1024  # the bytes mapped at a time to count lines (a multip
 SPLIT = 0.5  # where the child's part starts, as a share of the file's bytes
 _HEADER = struct.Struct("<BQQQQQQ")  # kind, text, ids and log bytes, first and last record, the byte after them
 _DATA, _END, _ERROR = 0, 1, 2
+
+#: ``(file descriptor, bytes, offset)``: a block of :meth:`ShowStream.pieces` still in the child's file
+Span = tuple[int, int, int]
 
 
 class ShowStream:
@@ -59,6 +62,13 @@ class ShowStream:
         self._child: tuple[int, int, int] | None = None  # pid, the pipe it reports through, its output file
 
     def blocks(self) -> Iterator[bytes]:
+        """The blocks to print, in order, as bytes."""
+        for piece in self.pieces():
+            yield piece if type(piece) is bytes else _pread_exact(*piece)
+
+    def pieces(self) -> Iterator[bytes | Span]:
+        """:meth:`blocks`, but a block the child wrote as a :data:`Span` of its file, for the caller to copy
+        from there before the next piece is asked for (by ``sendfile``: no copy through this process)."""
         try:
             if self.stream.adapter.name != "brute":
                 yield from self._view_blocks()
@@ -210,7 +220,7 @@ class ShowStream:
                 data = pickle.dumps(RuntimeError(f"{type(exc).__name__}: {exc}"))
             frames.write(_ERROR, data, [], first + 1, n, pos)
 
-    def _relay(self, fast: BruteRender, n: int, mid: int) -> Iterator[bytes]:
+    def _relay(self, fast: BruteRender, n: int, mid: int) -> Iterator[bytes | Span]:
         """The child's blocks, in order. A block whose links depend on a call id of the first half (the child
         could not know it) is rendered here again; the rest too if the child failed. The logs of the blocks
         printed as they were are replayed onto :attr:`pairing` before anything is rendered here after them."""
@@ -250,7 +260,7 @@ class ShowStream:
                 self.relayed += 1
                 if ne:
                     pending.append((at + nb + ni, ne))
-                yield _pread_exact(fd, nb, at)
+                yield fd, nb, at
             n, pos = last, end
             self.count = n
         self._replay(fd, pending)
