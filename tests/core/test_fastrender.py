@@ -202,3 +202,26 @@ def test_indent_into_is_render_indent():
             fastrender.indent_into(out, text.encode())
             assert b"".join(out) == render._indent(text).encode(), repr(text)
             assert fastrender.indent(text.encode(), b"  | ") == render._indent(text, "  | ").encode()
+
+
+def test_colons_decide_duplicates_only_where_the_bytes_are_not_orjsons():
+    """A record orjson would write the same needs no colon count; one with other spacing or escapes has its
+    colons counted (role, ids, names, text and arguments): a duplicate key in the arguments, spaced or not, is
+    left to the view path, and colons in every string do not make a clean record look like one."""
+    dup = [
+        b'{"role":"assistant","content":"","tool_calls":[{"id":"a","name":"b","arguments":{"k":"x:y","k":"z"}}]}',
+        b'{"role": "assistant", "content": "", "tool_calls": [{"id": "a", "name": "b", "arguments": {"k": "x", "k": "z"}}]}',
+        b'{"role":"assistant","content":"q","tool_calls":[{"id":"a","name":"b","arguments":{"p":"1\\n2\\n3","p":"x\\ny\\nz"}}]}',
+    ]
+    fast = BruteRender(render.RunningPairing())
+    for raw in dup:
+        assert not fast.text(1, raw, []), raw
+    clean = [
+        b'{"role":"assistant","content":"a:b","tool_calls":[{"id":"c:1","name":"x:y","arguments":{"path":"p:q","content":"l1:\\nl2\\n:"}}]}',
+        b'{"role": "assistant", "content": "a:b", "tool_calls": [{"id": "c:2", "name": "x:y", "arguments": {"path": "p:q", "content": "l1:\\nl2\\n:"}}]}',
+        b'{"role": "tool", "content": "\\u00e9:", "tool_call_id": "c:2"}',
+        b'{"role": "assistant", "content": "", "tool_calls": [{"id": "c3", "name": "n", "arguments": {"path": "p", "content": "a\\n\\nb\\n"}}]}',
+    ]
+    for n, raw in enumerate(clean, 1):
+        assert fast.text(n, raw, []), raw
+    _check(dup + clean)
