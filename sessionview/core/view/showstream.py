@@ -6,15 +6,17 @@ records in blocks of their own (so that they can be printed at once), the rest i
 Brute records are rendered from their bytes (:mod:`sessionview.core.view.fastrender`) wherever that renderer is
 sure, through the view otherwise; other formats through their views. A Brute file of :data:`PARALLEL_MIN_BYTES`
 or more is rendered on two cores: a forked child renders the records from the first line after
-:data:`SPLIT` of the bytes on, with a pairing of its own, into an unlinked temporary file, while this process
-renders and yields the first part. Then this process relays the child's blocks in order: each block comes with
-the call ids its links depend on and a log of the calls and results it saw; a block that shows a link to a call
-id of the first part (a result of a call made there, an id used again) could not be known by the child, so this
-process renders that block again itself, after replaying the logs of the blocks before it onto its pairing
-(only then: a log is read from the child's file only when something is rendered here after it). The child reads the file through the same descriptor with
-``pread`` and tells of each block it wrote through a pipe. Should it fail, this process renders the rest itself
-from the end of the child's last block; should this process stop early (a closed pipe: ``show | head``),
-:meth:`ShowStream.close` ends the child.
+:data:`SPLIT` of the bytes on, with a pairing of its own, into a file of its own (a memfd where the memory
+available allows, else an unlinked temporary file), while this process renders and yields the first part. Then
+this process relays the child's blocks in order (:meth:`ShowStream.pieces` gives them as spans of that file, for
+``show`` to ``sendfile`` to its output): each block comes with the call ids its links depend on and a log of the
+calls and results it saw; a block that shows a link to a call id of the first part (a result of a call made
+there, an id used again) could not be known by the child, so this process renders that block again itself,
+after replaying the logs of the blocks before it onto its pairing (only then: a log is read from the child's
+file only when something is rendered here after it). The child reads the file through the same descriptor
+with ``pread`` and tells of each block it wrote through a pipe. Should it fail, this process renders the rest
+itself from the end of the child's last block; should this process stop early (a closed pipe: ``show |
+head``), :meth:`ShowStream.close` ends the child.
 """
 
 from __future__ import annotations
