@@ -135,32 +135,36 @@ class JsonlSession(Session):
 
     def view(self, number: int, keep: bool = True) -> View:
         """Record ``number``'s view. ``keep=False``: one pass over a big file (its parse is not cached, and
-        consecutive records are read a window at a time)."""
+        consecutive records are read a window at a time, their quotes counted ahead on another core: see
+        :class:`~sessionview.core.doc.ahead.LinesAhead`)."""
         doc = self.doc
         index = doc.source_index(number)
         key = (number, index)
         raw: bytes | None = None
         if index is not None:  # a record of the loaded file: one lookup for its size and bytes
-            start, end = doc.source.span(index)
-            size = end - start
+            starts = doc.source.starts
+            size = (starts[index + 1] if index + 1 < len(starts) else doc.source.size) - starts[index]
         else:
             size = doc.record_size(number)
-        parsed = self._cache.get(key)
+        parsed: Parsed | None = self._cache.get(key) if self._cache else None
         if parsed is not None:
             self._cache.move_to_end(key)
         elif size > self.cap + 2:
             parsed = self._parse(number, key, None, keep)
+        elif index is not None and not keep:
+            ahead = self._ahead
+            if ahead is None or ahead.source is not doc.source:
+                if ahead is not None:
+                    ahead.close()
+                ahead = self._ahead = LinesAhead(doc.source, helper=True)
+            raw, term = ahead.line(index)
+            parsed = parse_record(raw, terminated=term != b"", cap=self.cap, quotes=ahead.quotes(index))
         else:
             if index is None:
                 record = doc.record(number)
                 raw, term = record.raw, record.terminator
-            elif keep:
-                raw, term, _, _ = doc.source.line(index)
             else:
-                ahead = self._ahead
-                if ahead is None or ahead.source is not doc.source:
-                    ahead = self._ahead = LinesAhead(doc.source)
-                raw, term = ahead.line(index)
+                raw, term, _, _ = doc.source.line(index)
             parsed = parse_record(raw, terminated=term != b"", cap=self.cap)
             if keep:
                 self._keep(key, parsed)
@@ -239,7 +243,7 @@ def build_view(adapter: Adapter, number: int, parsed: Parsed, size: int, raw_of:
     """The view of record ``number`` from its parse, for any reader of the records (``JsonlSession.view``, the
     streaming of :mod:`sessionview.core.streamview`). ``size`` counts the terminator; ``raw_of(limit)`` gives
     the record's first ``limit`` bytes as :meth:`JsonlSession.raw_preview` does, ``raw_of(None)`` all of them."""
-    if not parsed.ok:
+    if parsed.status not in _PARSED:
         problems = []
         if parsed.status is not Status.BLANK:
             problems.append(

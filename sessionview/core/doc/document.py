@@ -215,6 +215,8 @@ class Document:
         for p in self._pieces:
             cum.append(cum[-1] + p.count)
         self._cum = cum
+        # the records are the source's first lines, in order (unedited, or only appended to): #N is line N - 1
+        self._direct = len(self._pieces) == 1 and isinstance(self._pieces[0], _Run) and self._pieces[0].first == 0
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
@@ -281,6 +283,8 @@ class Document:
 
     def source_index(self, number: int) -> int | None:
         """The index of record ``number`` in the loaded source, or None if it is new."""
+        if self._direct and 0 < number <= self._cum[1]:
+            return number - 1
         piece, off = self._locate(number - 1)
         return piece.first + off if isinstance(piece, _Run) else None
 
