@@ -26,7 +26,8 @@ from sessionview.core.text import escape_control
 
 RAW_PREVIEW = 4096
 
-_PARSED = (Status.OK, Status.DUPLICATE_KEYS)  # the statuses with a value (``Status.parsed``)
+_PARSED = (Status.OK, Status.DUPLICATE_KEYS)
+_OK = Status.OK  # the statuses with a value (``Status.parsed``)
 
 _PROBLEM_SEVERITY = {
     Status.PARTIAL: "warning",
@@ -137,6 +138,11 @@ class JsonlSession(Session):
         """Record ``number``'s view. ``keep=False``: one pass over a big file (its parse is not cached, and
         consecutive records are read a window at a time, their quotes counted ahead on another core: see
         :class:`~sessionview.core.doc.ahead.LinesAhead`)."""
+        if not keep and 0 < number <= self.doc.direct and not self._cache:
+            return self._pass_view(number)
+        return self._view(number, keep)
+
+    def _view(self, number: int, keep: bool) -> View:
         doc = self.doc
         index = doc.source_index(number)
         key = (number, index)
@@ -176,6 +182,28 @@ class JsonlSession(Session):
 
         view = build_view(self.adapter, number, parsed, size, raw_of)
         return self.linked(view, parsed.value) if parsed.status in _PARSED else view
+
+    def _pass_view(self, number: int) -> View:
+        """:meth:`view` of record ``number`` with ``keep=False``, when it is line ``number - 1`` of the source and
+        nothing is cached: the same view by the shortest path (it runs once per record of a pass)."""
+        source = self.doc.source
+        i = number - 1
+        starts = source.starts
+        size = (starts[number] if number < len(starts) else source.size) - starts[i]
+        if size > self.cap + 2:
+            return self._view(number, False)  # not read whole
+        ahead = self._ahead
+        if ahead is None or ahead.source is not source:
+            if ahead is not None:
+                ahead.close()
+            ahead = self._ahead = LinesAhead(source, helper=True)
+        raw, term, quotes = ahead.line_quotes(i)
+        parsed = parse_record(raw, terminated=term != b"", cap=self.cap, quotes=quotes)
+        adapter = self.adapter
+        view = build_view(adapter, number, parsed, size, lambda limit: raw if limit is None else self.raw_preview(number, limit))
+        if (adapter.tree or adapter.updates_by_id) and parsed.status in _PARSED:
+            return self.linked(view, parsed.value)
+        return view
 
     def linked(self, view: View, value: Any) -> View:
         """``view`` as the records linked by id make it: its pi branch marks, or, for an earlier copy of a record
@@ -262,6 +290,8 @@ def build_view(adapter: Adapter, number: int, parsed: Parsed, size: int, raw_of:
     except Exception:  # an adapter must never take the app down: its view says what is wrong
         plain = None
     if plain is not None:
+        if parsed.status is _OK and not parsed.notes and 0 <= parsed.depth_bound <= 100:
+            return plain  # no mark to add: what follows would add none
         view = plain
     else:
         try:

@@ -53,6 +53,12 @@ class LinesAhead:
             return data[s : e - 1], b"\n"
         return data[s:e], b""
 
+    def line_quotes(self, i: int) -> tuple[bytes, bytes, int]:
+        """:meth:`line` and :meth:`quotes` of line ``i`` in one call (a pass over every line makes one per line)."""
+        raw, term = self.line(i)
+        helper = self._helper
+        return raw, term, -1 if helper is None else helper.get(i)
+
     def quotes(self, i: int) -> int:
         """The unescaped quotes of line ``i`` as the helper counted them, or -1 (no helper, or not there yet)."""
         helper = self._helper

@@ -217,6 +217,8 @@ class Document:
         self._cum = cum
         # the records are the source's first lines, in order (unedited, or only appended to): #N is line N - 1
         self._direct = len(self._pieces) == 1 and isinstance(self._pieces[0], _Run) and self._pieces[0].first == 0
+        #: records ``1..direct`` are the source's lines ``0..direct - 1`` (0: none is known to be)
+        self.direct = self._cum[1] if self._direct else 0
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
@@ -283,7 +285,7 @@ class Document:
 
     def source_index(self, number: int) -> int | None:
         """The index of record ``number`` in the loaded source, or None if it is new."""
-        if self._direct and 0 < number <= self._cum[1]:
+        if 0 < number <= self.direct:
             return number - 1
         piece, off = self._locate(number - 1)
         return piece.first + off if isinstance(piece, _Run) else None

@@ -232,12 +232,14 @@ def _parse(raw: bytes, terminated: bool, cap: int, max_depth: int, quotes: int =
             return Parsed(Status.PARTIAL, error="unterminated empty last line", size=size)
         return Parsed(Status.BLANK, error="blank line", size=size)
     value: Any = None
-    notes: list[str] = []
+    notes: list[str] | tuple[()] = ()
     try:
-        value = orjson.loads(raw)  # orjson does not recurse without bound: the depth is checked after it
+        value = _loads(raw)  # orjson does not recurse without bound: the depth is checked after it
         strings, floats, containers = _shape(value)
         if floats and _BIG_DIGITS.search(raw):
             raise ValueError("integer beyond 64 bits")
+        if quotes == 2 * strings and containers <= max_depth:  # the common case, when the quotes were counted
+            return Parsed(_OK, value, "", (), size, containers)
     except (orjson.JSONDecodeError, ValueError) as first_error:
         if _brackets(raw) > max_depth and nesting_depth(raw) > max_depth:
             return Parsed(Status.TOO_DEEP, error=f"nesting deeper than {max_depth}", size=size)
@@ -268,6 +270,10 @@ def _parse(raw: bytes, terminated: bool, cap: int, max_depth: int, quotes: int =
     if duplicates:
         return Parsed(Status.DUPLICATE_KEYS, value, "duplicate keys (the last one wins)", tuple(notes), size, bound)
     return Parsed(Status.OK, value, "", tuple(notes), size, bound)
+
+
+_loads = orjson.loads
+_OK = Status.OK
 
 
 def unescaped_quotes(raw: bytes) -> int:
