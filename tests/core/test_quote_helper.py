@@ -79,8 +79,9 @@ def _hostile_lines(n: int, seed: int) -> list[bytes]:
     return [rnd.choice(pool) + rnd.choice([b"", b" " * rnd.randint(0, 5000)]) for _ in range(n)]
 
 
-@pytest.mark.skipif(not quotes.can_fork(), reason="needs fork on Linux with two cores")
+@pytest.mark.skipif(not (hasattr(os, "fork") and (os.cpu_count() or 1) > 1), reason="needs fork and two cores")
 def test_a_pass_with_the_helper_gives_the_views_of_one_without(tmp_path, monkeypatch):
+    monkeypatch.setattr(quotes, "_load", lambda: 0.0)  # whatever the machine's load
     monkeypatch.setattr(quotes, "MIN_BYTES", 1)
     monkeypatch.setattr(quotes, "BLOCK", 8192)  # many blocks
     monkeypatch.setattr(quotes, "LEAD", 4096)
@@ -103,3 +104,19 @@ def test_a_pass_with_the_helper_gives_the_views_of_one_without(tmp_path, monkeyp
     expected = [plain.view(n, keep=True) for n in range(1, len(plain) + 1)]
     assert [repr(v) for v in views] == [repr(v) for v in expected]  # repr: NaN is not NaN
     assert counted > 0  # the helper did count (some of) the lines
+
+
+def test_no_helper_on_a_busy_machine_or_beside_a_thread(monkeypatch):
+    import threading
+
+    monkeypatch.setattr(quotes, "_load", lambda: float(os.cpu_count() or 1))
+    assert not quotes.can_fork()
+    monkeypatch.setattr(quotes, "_load", lambda: 0.0)
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    try:
+        assert not quotes.can_fork()
+    finally:
+        stop.set()
+        t.join()

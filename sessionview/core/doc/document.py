@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Sequence
 
 from sessionview.core.doc import linescan
-from sessionview.core.doc.linescan import ParallelHash, SourceChanged, scan_newlines
+from sessionview.core.doc.linescan import ParallelHash, SourceChanged, scan_newlines, scan_newlines_split
 
 BOM = b"\xef\xbb\xbf"
 
@@ -159,7 +159,10 @@ class Source:
                 hasher.update(bom)
             if size > begin:
                 starts.append(begin)
-                scan_newlines(read, begin, size, starts, progress, hasher)
+                if hasher is None and progress is None:  # nothing needs the bytes in order: on two cores
+                    scan_newlines_split(read, begin, size, starts)
+                else:
+                    scan_newlines(read, begin, size, starts, progress, hasher)
                 if starts[-1] == size:
                     starts.pop()
         finally:

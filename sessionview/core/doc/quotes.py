@@ -50,15 +50,21 @@ def unescaped_quotes_of_lines(data: bytes, offsets: Sequence[int]) -> array:
 
 
 def can_fork() -> bool:
-    """Whether this process may fork a helper: Linux, two cores, and no thread but this one (a fork copies only
-    the calling thread, so a lock another thread holds would stay locked in the child)."""
-    return (
-        ENABLED
-        and hasattr(os, "fork")
-        and sys.platform.startswith("linux")
-        and (os.cpu_count() or 1) > 1
-        and threading.active_count() == 1
-    )
+    """Whether this process may fork a helper: Linux, two cores, no thread but this one (a fork copies only the
+    calling thread, so a lock another thread holds would stay locked in the child), and a core left idle by the
+    rest of the machine (the one-minute load average below the cores): the helper spends more CPU on its counts
+    than the reader saves, so it pays only where it runs beside the reader, not instead of another's work."""
+    if not (ENABLED and hasattr(os, "fork") and sys.platform.startswith("linux") and threading.active_count() == 1):
+        return False
+    cpus = os.cpu_count() or 1
+    return cpus > 1 and _load() < cpus
+
+
+def _load() -> float:
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return float("inf")
 
 
 class QuoteHelper:
