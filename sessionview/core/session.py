@@ -138,7 +138,7 @@ class JsonlSession(Session):
         """Record ``number``'s view. ``keep=False``: one pass over a big file (its parse is not cached, and
         consecutive records are read a window at a time, their quotes counted ahead on another core: see
         :class:`~sessionview.core.doc.ahead.LinesAhead`)."""
-        if not keep and 0 < number <= self.doc.direct and not self._cache:
+        if not keep and 0 < number <= self.doc.direct and (number, number - 1) not in self._cache:
             return self._pass_view(number)
         return self._view(number, keep)
 
@@ -185,7 +185,7 @@ class JsonlSession(Session):
 
     def _pass_view(self, number: int) -> View:
         """:meth:`view` of record ``number`` with ``keep=False``, when it is line ``number - 1`` of the source and
-        nothing is cached: the same view by the shortest path (it runs once per record of a pass)."""
+        its parse is not cached: the same view by the shortest path (it runs once per record of a pass)."""
         source = self.doc.source
         i = number - 1
         starts = source.starts
