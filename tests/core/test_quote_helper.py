@@ -120,3 +120,32 @@ def test_no_helper_on_a_busy_machine_or_beside_a_thread(monkeypatch):
     finally:
         stop.set()
         t.join()
+
+
+@pytest.mark.skipif(not (hasattr(os, "fork") and (os.cpu_count() or 1) > 1), reason="needs fork and two cores")
+def test_the_helper_stops_when_its_reader_exits(tmp_path):
+    """A pass cut short by the reader's exit (``show | head``) leaves no helper counting the rest of the file."""
+    import subprocess
+    import sys
+    import time
+
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(b'{"role":"user","content":"\\"x\\" \\\\"}\n' * 400_000)  # ~16 MB
+    script = (
+        "import os, sys\n"
+        "from sessionview.core.doc import quotes, ahead\n"
+        "quotes._load = lambda: 0.0; quotes.MIN_BYTES = 1; quotes.BLOCK = 4096; ahead.RUN = 4\n"
+        "from sessionview.core.session import JsonlSession\n"
+        "s = JsonlSession.load(sys.argv[1], digest=False)\n"
+        "for n in range(1, 60000): s.view(n, keep=False)\n"
+        "h = s._ahead._helper\n"
+        "print(h._pid if h else 0, flush=True)\n"
+        "os._exit(0)\n"  # no cleanup: the helper is left to notice
+    )
+    out = subprocess.run([sys.executable, "-c", script, str(p)], capture_output=True, text=True, timeout=60)
+    pid = int(out.stdout.strip() or 0)
+    assert pid, out.stderr
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and os.path.exists(f"/proc/{pid}"):
+        time.sleep(0.05)
+    assert not os.path.exists(f"/proc/{pid}")

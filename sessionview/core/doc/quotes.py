@@ -83,12 +83,13 @@ class QuoteHelper:
         self._counts = self._shared[_HEAD:]
         self._posted = first
         self._pid: int | None = None
+        reader = os.getpid()
         pid = os.fork()
         if pid == 0:  # the helper: count, and exit without this process's cleanup
             code = 0
             try:
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
-                _count_lines(source, first, self._shared)
+                _count_lines(source, first, self._shared, reader)
             except BaseException:  # noqa: BLE001 - the file changed (a short read): the reader counts itself
                 code = 1
             finally:
@@ -134,13 +135,15 @@ _POST_EVERY = 32  # lines between two posts of the reader's place
 LEAD = 1 << 20  # bytes past the reader where a helper that fell behind starts again
 
 
-def _count_lines(source: Source, first: int, shared: memoryview) -> None:
+def _count_lines(source: Source, first: int, shared: memoryview, reader: int) -> None:
     starts = source.starts
     count = len(starts)
     size = source.size
     counts = shared[_HEAD:]
     i = first
     while i < count:
+        if os.getppid() != reader:  # the reader is gone (a pass cut short by its exit): nobody needs the rest
+            return
         at = shared[_AT]
         if at >= i:  # the reader passed us: go on a little ahead of it
             i = bisect.bisect_left(starts, starts[at] + LEAD, at + 1, count)
