@@ -149,3 +149,22 @@ def test_the_helper_stops_when_its_reader_exits(tmp_path):
     while time.monotonic() < deadline and os.path.exists(f"/proc/{pid}"):
         time.sleep(0.05)
     assert not os.path.exists(f"/proc/{pid}")
+
+
+def test_no_fork_to_spare_means_no_helper(tmp_path, monkeypatch):
+    def no_fork():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(quotes, "_load", lambda: 0.0)
+    monkeypatch.setattr(quotes, "MIN_BYTES", 1)
+    monkeypatch.setattr(ahead_mod, "RUN", 4)
+    monkeypatch.setattr(os, "fork", no_fork)
+    p = tmp_path / "s.jsonl"
+    pad = b"y" * 1000  # three windows of lines, so the pass tries to start a helper
+    p.write_bytes(b"".join(b'{"role":"user","content":"%d \\" %s","role":"user"}\n' % (i, pad) for i in range(3000)))
+    tried = []
+    monkeypatch.setattr(quotes, "QuoteHelper", lambda *a: tried.append(a) or (_ for _ in ()).throw(OSError("no fork")))
+    s = JsonlSession.load(p, digest=False)
+    views = [s.view(n, keep=False) for n in range(1, len(s) + 1)]
+    assert tried and s._ahead._helper is None
+    assert all(v.problems and v.problems[0].kind == "duplicate keys" for v in views)

@@ -61,3 +61,17 @@ def test_a_document_loaded_on_two_cores_has_the_same_lines(tmp_path, monkeypatch
     assert two.to_bytes() == p.read_bytes()
     one.close()
     two.close()
+
+
+def test_no_fork_to_spare_means_one_scan(monkeypatch):
+    data = b"".join(b"line %d\n" % i for i in range(3000))
+
+    def no_fork():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(linescan, "SPLIT_MIN", 0)
+    monkeypatch.setattr(os, "fork", no_fork)
+    got, expected = array("q"), array("q")
+    linescan.scan_newlines_split(_reader(data), 0, len(data), got)
+    linescan.scan_newlines(_reader(data), 0, len(data), expected)
+    assert got == expected

@@ -68,7 +68,10 @@ class LinesAhead:
         self._run = -1  # once per pass
         source = self.source
         if source.size - source.starts[i] >= _quotes.MIN_BYTES and _quotes.can_fork():
-            self._helper = _quotes.QuoteHelper(source, i)
+            try:
+                self._helper = _quotes.QuoteHelper(source, i)
+            except OSError:  # no fork (or no shared memory) now: the pass counts its own quotes, as without one
+                self._helper = None
 
     def close(self) -> None:
         """Stop the helper, if one runs."""

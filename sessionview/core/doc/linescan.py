@@ -99,8 +99,18 @@ def scan_newlines_split(read: Callable[[int, int], bytes], start: int, end: int,
     import os
 
     mid = start + (end - start) // 2
-    r, w = os.pipe()
-    pid = os.fork()
+    try:
+        r, w = os.pipe()
+    except OSError:
+        scan_newlines(read, start, end, out)
+        return
+    try:
+        pid = os.fork()
+    except OSError:  # no process to spare now: one scan, as for a small file
+        os.close(r)
+        os.close(w)
+        scan_newlines(read, start, end, out)
+        return
     if pid == 0:  # the child: scan, write, exit without this process's cleanup
         code = 0
         try:
