@@ -71,11 +71,14 @@ def check(session: "JsonlSession", workers: int = 2) -> list[Problem]:
     )
     if not parallel:
         return finish_check(session, [_facts(session, 1, n)])
+    from sessionview.core.doc import quotes
+
     mid = _split(session)
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: the second half, then exit without running this process's cleanup
         code = 0
+        quotes.ENABLED = False  # both cores are taken: no pass of either half starts a quote helper beside it
         try:
             os.close(r)
             _child(session, mid, n, w)
@@ -84,12 +87,15 @@ def check(session: "JsonlSession", workers: int = 2) -> list[Problem]:
         finally:
             os._exit(code)
     os.close(w)
+    enabled, quotes.ENABLED = quotes.ENABLED, False
     try:
         first = _facts(session, 1, mid - 1)
     except BaseException:
         os.close(r)  # the child's write fails (EPIPE) and it exits
         os.waitpid(pid, 0)
         raise
+    finally:
+        quotes.ENABLED = enabled
     with os.fdopen(r, "rb") as f:
         data = f.read()
     os.waitpid(pid, 0)

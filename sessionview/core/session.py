@@ -26,7 +26,8 @@ from sessionview.core.text import escape_control
 
 RAW_PREVIEW = 4096
 
-_PARSED = (Status.OK, Status.DUPLICATE_KEYS)  # the statuses with a value (``Status.parsed``)
+_PARSED = (Status.OK, Status.DUPLICATE_KEYS)
+_OK = Status.OK  # the statuses with a value (``Status.parsed``)
 
 _PROBLEM_SEVERITY = {
     Status.PARTIAL: "warning",
@@ -135,32 +136,41 @@ class JsonlSession(Session):
 
     def view(self, number: int, keep: bool = True) -> View:
         """Record ``number``'s view. ``keep=False``: one pass over a big file (its parse is not cached, and
-        consecutive records are read a window at a time)."""
+        consecutive records are read a window at a time, their quotes counted ahead on another core: see
+        :class:`~sessionview.core.doc.ahead.LinesAhead`)."""
+        if not keep and 0 < number <= self.doc.direct and (number, number - 1) not in self._cache:
+            return self._pass_view(number)
+        return self._view(number, keep)
+
+    def _view(self, number: int, keep: bool) -> View:
         doc = self.doc
         index = doc.source_index(number)
         key = (number, index)
         raw: bytes | None = None
         if index is not None:  # a record of the loaded file: one lookup for its size and bytes
-            start, end = doc.source.span(index)
-            size = end - start
+            starts = doc.source.starts
+            size = (starts[index + 1] if index + 1 < len(starts) else doc.source.size) - starts[index]
         else:
             size = doc.record_size(number)
-        parsed = self._cache.get(key)
+        parsed: Parsed | None = self._cache.get(key) if self._cache else None
         if parsed is not None:
             self._cache.move_to_end(key)
         elif size > self.cap + 2:
             parsed = self._parse(number, key, None, keep)
+        elif index is not None and not keep:
+            ahead = self._ahead
+            if ahead is None or ahead.source is not doc.source:
+                if ahead is not None:
+                    ahead.close()
+                ahead = self._ahead = LinesAhead(doc.source, helper=True)
+            raw, term = ahead.line(index)
+            parsed = parse_record(raw, terminated=term != b"", cap=self.cap, quotes=ahead.quotes(index))
         else:
             if index is None:
                 record = doc.record(number)
                 raw, term = record.raw, record.terminator
-            elif keep:
-                raw, term, _, _ = doc.source.line(index)
             else:
-                ahead = self._ahead
-                if ahead is None or ahead.source is not doc.source:
-                    ahead = self._ahead = LinesAhead(doc.source)
-                raw, term = ahead.line(index)
+                raw, term, _, _ = doc.source.line(index)
             parsed = parse_record(raw, terminated=term != b"", cap=self.cap)
             if keep:
                 self._keep(key, parsed)
@@ -172,6 +182,28 @@ class JsonlSession(Session):
 
         view = build_view(self.adapter, number, parsed, size, raw_of)
         return self.linked(view, parsed.value) if parsed.status in _PARSED else view
+
+    def _pass_view(self, number: int) -> View:
+        """:meth:`view` of record ``number`` with ``keep=False``, when it is line ``number - 1`` of the source and
+        its parse is not cached: the same view by the shortest path (it runs once per record of a pass)."""
+        source = self.doc.source
+        i = number - 1
+        starts = source.starts
+        size = (starts[number] if number < len(starts) else source.size) - starts[i]
+        if size > self.cap + 2:
+            return self._view(number, False)  # not read whole
+        ahead = self._ahead
+        if ahead is None or ahead.source is not source:
+            if ahead is not None:
+                ahead.close()
+            ahead = self._ahead = LinesAhead(source, helper=True)
+        raw, term, quotes = ahead.line_quotes(i)
+        parsed = parse_record(raw, terminated=term != b"", cap=self.cap, quotes=quotes)
+        adapter = self.adapter
+        view = build_view(adapter, number, parsed, size, lambda limit: raw if limit is None else self.raw_preview(number, limit))
+        if (adapter.tree or adapter.updates_by_id) and parsed.status in _PARSED:
+            return self.linked(view, parsed.value)
+        return view
 
     def linked(self, view: View, value: Any) -> View:
         """``view`` as the records linked by id make it: its pi branch marks, or, for an earlier copy of a record
@@ -239,7 +271,7 @@ def build_view(adapter: Adapter, number: int, parsed: Parsed, size: int, raw_of:
     """The view of record ``number`` from its parse, for any reader of the records (``JsonlSession.view``, the
     streaming of :mod:`sessionview.core.streamview`). ``size`` counts the terminator; ``raw_of(limit)`` gives
     the record's first ``limit`` bytes as :meth:`JsonlSession.raw_preview` does, ``raw_of(None)`` all of them."""
-    if not parsed.ok:
+    if parsed.status not in _PARSED:
         problems = []
         if parsed.status is not Status.BLANK:
             problems.append(
@@ -258,6 +290,8 @@ def build_view(adapter: Adapter, number: int, parsed: Parsed, size: int, raw_of:
     except Exception:  # an adapter must never take the app down: its view says what is wrong
         plain = None
     if plain is not None:
+        if parsed.status is _OK and not parsed.notes and 0 <= parsed.depth_bound <= 100:
+            return plain  # no mark to add: what follows would add none
         view = plain
     else:
         try:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Sequence
 
 from sessionview.core.doc import linescan
-from sessionview.core.doc.linescan import ParallelHash, SourceChanged, scan_newlines
+from sessionview.core.doc.linescan import ParallelHash, SourceChanged, scan_newlines, scan_newlines_split
 
 BOM = b"\xef\xbb\xbf"
 
@@ -159,7 +159,10 @@ class Source:
                 hasher.update(bom)
             if size > begin:
                 starts.append(begin)
-                scan_newlines(read, begin, size, starts, progress, hasher)
+                if hasher is None and progress is None:  # nothing needs the bytes in order: on two cores
+                    scan_newlines_split(read, begin, size, starts)
+                else:
+                    scan_newlines(read, begin, size, starts, progress, hasher)
                 if starts[-1] == size:
                     starts.pop()
         finally:
@@ -215,6 +218,10 @@ class Document:
         for p in self._pieces:
             cum.append(cum[-1] + p.count)
         self._cum = cum
+        # the records are the source's first lines, in order (unedited, or only appended to): #N is line N - 1
+        self._direct = len(self._pieces) == 1 and isinstance(self._pieces[0], _Run) and self._pieces[0].first == 0
+        #: records ``1..direct`` are the source's lines ``0..direct - 1`` (0: none is known to be)
+        self.direct = self._cum[1] if self._direct else 0
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
@@ -281,6 +288,8 @@ class Document:
 
     def source_index(self, number: int) -> int | None:
         """The index of record ``number`` in the loaded source, or None if it is new."""
+        if 0 < number <= self.direct:
+            return number - 1
         piece, off = self._locate(number - 1)
         return piece.first + off if isinstance(piece, _Run) else None
 

@@ -20,7 +20,10 @@ class Kind(str, Enum):
     INVALID = "invalid"  # a record that could not be parsed (see ``problems``)
 
 
-@dataclass(frozen=True, slots=True)
+# ToolCall, ToolResult and Problem are values (equal and hashed by their fields) but not frozen: a frozen
+# dataclass's ``__init__`` sets each field through ``object.__setattr__``, 4x the cost, and a pass over a big
+# session builds one per call and result. Nothing assigns to them after construction.
+@dataclass(slots=True, unsafe_hash=True)
 class ToolCall:
     id: str | None
     name: str
@@ -28,7 +31,7 @@ class ToolCall:
     raw_arguments: str | None = None  # the original JSON string, for formats that store one
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class ToolResult:
     call_id: str | None
     content: str
@@ -36,7 +39,7 @@ class ToolResult:
     name: str | None = None  # the tool's name where the format records it on the result
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Problem:
     """Something wrong with a record. ``kind`` is a stable plain-words name used by ``check``."""
 

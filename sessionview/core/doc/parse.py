@@ -39,7 +39,7 @@ class Status(str, Enum):
         return self in (Status.OK, Status.DUPLICATE_KEYS)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # not frozen: a frozen dataclass's ``__init__`` costs 4x (every record has one)
 class Parsed:
     status: Status
     value: Any = None
@@ -208,17 +208,22 @@ def parse_record(
     terminated: bool = True,
     cap: int = DEFAULT_CAP,
     max_depth: int = MAX_DEPTH,
+    quotes: int = -1,
 ) -> Parsed:
-    """Classify one record. ``raw`` excludes the terminator (and a BOM). Never raises."""
+    """Classify one record. ``raw`` excludes the terminator (and a BOM). Never raises.
+
+    ``quotes``, when known (``>= 0``), is :func:`unescaped_quotes` of ``raw``, computed elsewhere (by the helper
+    of :mod:`sessionview.core.doc.quotes`): it saves the duplicate-key test its scans of the bytes. The result is
+    the same either way."""
     try:
-        return _parse(raw, terminated, cap, max_depth)
+        return _parse(raw, terminated, cap, max_depth, quotes)
     except RecursionError:
         return Parsed(Status.TOO_DEEP, error="nesting too deep for the parser", size=len(raw))
     except Exception as exc:  # classifying must never raise
         return Parsed(Status.INVALID_JSON, error=f"{type(exc).__name__}: {exc}", size=len(raw))
 
 
-def _parse(raw: bytes, terminated: bool, cap: int, max_depth: int) -> Parsed:
+def _parse(raw: bytes, terminated: bool, cap: int, max_depth: int, quotes: int = -1) -> Parsed:
     size = len(raw)
     if size > cap:
         return Parsed(Status.OVERSIZED, error=f"{size} bytes, over the {cap} byte cap", size=size)
@@ -227,12 +232,14 @@ def _parse(raw: bytes, terminated: bool, cap: int, max_depth: int) -> Parsed:
             return Parsed(Status.PARTIAL, error="unterminated empty last line", size=size)
         return Parsed(Status.BLANK, error="blank line", size=size)
     value: Any = None
-    notes: list[str] = []
+    notes: list[str] | tuple[()] = ()
     try:
-        value = orjson.loads(raw)  # orjson does not recurse without bound: the depth is checked after it
+        value = _loads(raw)  # orjson does not recurse without bound: the depth is checked after it
         strings, floats, containers = _shape(value)
         if floats and _BIG_DIGITS.search(raw):
             raise ValueError("integer beyond 64 bits")
+        if quotes == 2 * strings and containers <= max_depth:  # the common case, when the quotes were counted
+            return Parsed(_OK, value, "", (), size, containers)
     except (orjson.JSONDecodeError, ValueError) as first_error:
         if _brackets(raw) > max_depth and nesting_depth(raw) > max_depth:
             return Parsed(Status.TOO_DEEP, error=f"nesting deeper than {max_depth}", size=size)
@@ -252,7 +259,10 @@ def _parse(raw: bytes, terminated: bool, cap: int, max_depth: int) -> Parsed:
         except Exception as exc:  # e.g. ValueError from int() digit limits
             return Parsed(Status.INVALID_JSON, error=f"{first_error}; {exc}", size=size)
         strings, _, containers = _shape(value)
-    duplicates = _quote_duplicates(raw, value, strings)
+        quotes = -1
+    # each string of the bytes has two quotes not escaped, and is one string of the value unless a repeated key
+    # dropped it: so as many strings as the value's say no duplicate; anything else, the exact test decides
+    duplicates = quotes != 2 * strings and _quote_duplicates(raw, value, strings)
     # the containers bound the depth, unless a duplicate key dropped some: then the brackets of the bytes do
     bound = _brackets(raw) if duplicates else containers
     if bound > max_depth and nesting_depth(raw) > max_depth:
@@ -260,6 +270,19 @@ def _parse(raw: bytes, terminated: bool, cap: int, max_depth: int) -> Parsed:
     if duplicates:
         return Parsed(Status.DUPLICATE_KEYS, value, "duplicate keys (the last one wins)", tuple(notes), size, bound)
     return Parsed(Status.OK, value, "", tuple(notes), size, bound)
+
+
+_loads = orjson.loads
+_OK = Status.OK
+
+
+def unescaped_quotes(raw: bytes) -> int:
+    """The quotes of ``raw`` that no backslash escapes: in valid JSON, two per string (see
+    :func:`unescaped_quotes_of_lines`, which counts them for many lines at once)."""
+    if b"\\" not in raw:
+        return raw.count(b'"')
+    s = raw.replace(b"\\\\", b"") if b"\\\\" in raw else raw
+    return raw.count(b'"') - s.count(b'\\"')
 
 
 def _brackets(raw: bytes) -> int:

@@ -116,9 +116,11 @@ class BruteAdapter(Adapter):
         else:
             results = ()
         marker = brute.compaction_marker(content) if text.startswith("[compacted:") else None
+        # by position (number, kind, role, text, tool_calls, tool_results, reasoning, compaction, label, problems,
+        # numbers, group, value): half the cost of keywords, once per record
         return View(
-            number, _COMPACTION if marker in _COMPACTIONS else _MESSAGE, role=role, text=text, tool_calls=calls,
-            tool_results=results, compaction=marker, value=value,
+            number, _COMPACTION if marker in _COMPACTIONS else _MESSAGE, role, text, calls, results, None, marker,
+            None, [], (number,), None, value,
         )
 
     def _loaded(self, value: Any) -> "brute.Message | brute.BruteSchemaError":

@@ -1,0 +1,170 @@
+"""The quotes counted ahead (:mod:`sessionview.core.doc.quotes`): the count of many lines at once is each line's
+own (:func:`unescaped_quotes`), a count handed to :func:`parse_record` changes nothing in what it finds, and a
+pass over a big file with a forked helper gives the same views as one without it."""
+
+import os
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from test_parse_duplicates import records
+
+from sessionview.core.doc import ahead as ahead_mod
+from sessionview.core.doc import quotes
+from sessionview.core.doc.parse import parse_record, unescaped_quotes
+from sessionview.core.session import JsonlSession
+
+
+def _exact_unescaped(raw: bytes) -> int:
+    """Quotes preceded by an even run of backslashes, one byte at a time."""
+    n = run = 0
+    for b in raw:
+        if b == 0x5C:
+            run += 1
+            continue
+        if b == 0x22 and run % 2 == 0:
+            n += 1
+        run = 0
+    return n
+
+
+lines = st.lists(
+    st.lists(st.sampled_from([b'"', b"\\", b"\\\\", b'\\"', b"a", b"\0", b"\\u0022", b":"]), max_size=12).map(b"".join),
+    max_size=8,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(lines, st.sampled_from([b"\n", b"\r\n"]))
+def test_the_counts_of_a_block_are_the_counts_of_its_lines(parts, end):
+    data = b"".join(p + end for p in parts)
+    offsets = [0]
+    for p in parts:
+        offsets.append(offsets[-1] + len(p) + len(end))
+    got = list(quotes.unescaped_quotes_of_lines(data, offsets))
+    assert got == [unescaped_quotes(p) for p in parts] == [_exact_unescaped(p) for p in parts]
+
+
+@settings(max_examples=400, deadline=None)
+@given(records())
+def test_a_count_handed_in_changes_nothing(raw):
+    assert unescaped_quotes(raw) == _exact_unescaped(raw)
+    plain = _key(parse_record(raw))
+    for hint in (unescaped_quotes(raw), -1, unescaped_quotes(raw) + 2, 0):  # also wrong ones: the exact test decides
+        assert _key(parse_record(raw, quotes=hint)) == plain, raw
+
+
+def _key(p):
+    return p.status, repr(p.value), p.error, p.notes, p.size, p.depth_bound  # repr: NaN is not NaN
+
+
+def _hostile_lines(n: int, seed: int) -> list[bytes]:
+    rnd = random.Random(seed)
+    pool = [
+        b'{"role":"user","content":"x"}',
+        b'{"role":"user","content":"a \\"quoted\\" \\\\ word","role":"user"}',  # a repeated key
+        b'{"role":"tool","tool_call_id":"c1","content":"\\u0022 \\\\\\" end\\\\"}',
+        b'{"role":"assistant","content":"","tool_calls":[{"id":"c1","name":"n","arguments":{"a":"\\"","a":1}}]}',
+        b'{"role":"user","content":"big 123456789012345678901234567890","n":123456789012345678901234567890}',
+        b'{"role":"user","content":NaN}',
+        b'{"role":"user","content":"\\ud800"}',
+        b'{"role":"user","content":"\xff"}',
+        b'{"role":"user","content":',
+        b"",
+        b'   ',
+        b'[' * 600 + b']' * 600,
+    ]
+    return [rnd.choice(pool) + rnd.choice([b"", b" " * rnd.randint(0, 5000)]) for _ in range(n)]
+
+
+@pytest.mark.skipif(not (hasattr(os, "fork") and (os.cpu_count() or 1) > 1), reason="needs fork and two cores")
+def test_a_pass_with_the_helper_gives_the_views_of_one_without(tmp_path, monkeypatch):
+    monkeypatch.setattr(quotes, "_load", lambda: 0.0)  # whatever the machine's load
+    monkeypatch.setattr(quotes, "MIN_BYTES", 1)
+    monkeypatch.setattr(quotes, "BLOCK", 8192)  # many blocks
+    monkeypatch.setattr(quotes, "LEAD", 4096)
+    monkeypatch.setattr(ahead_mod, "RUN", 4)
+    monkeypatch.setattr(ahead_mod, "WINDOW", 4096)
+    p = tmp_path / "s.jsonl"
+    body = _hostile_lines(1200, 7)
+    p.write_bytes(b"\xef\xbb\xbf" + b"\n".join(body[:600]) + b"\r\n" + b"\r\n".join(body[600:]))
+    with_helper = JsonlSession.load(p, digest=False)
+    views = [with_helper.view(n, keep=False) for n in range(1, len(with_helper) + 1)]
+    helper = with_helper._ahead._helper
+    assert helper is not None
+    counted = sum(1 for c in helper._counts if c)
+    pid = helper._pid
+    helper.close()
+    with pytest.raises(ChildProcessError):  # stopped and reaped
+        os.waitpid(pid, os.WNOHANG)
+    monkeypatch.setattr(quotes, "ENABLED", False)
+    plain = JsonlSession.load(p, digest=False)
+    expected = [plain.view(n, keep=True) for n in range(1, len(plain) + 1)]
+    assert [repr(v) for v in views] == [repr(v) for v in expected]  # repr: NaN is not NaN
+    assert counted > 0  # the helper did count (some of) the lines
+
+
+def test_no_helper_on_a_busy_machine_or_beside_a_thread(monkeypatch):
+    import threading
+
+    monkeypatch.setattr(quotes, "_load", lambda: float(os.cpu_count() or 1))
+    assert not quotes.can_fork()
+    monkeypatch.setattr(quotes, "_load", lambda: 0.0)
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    try:
+        assert not quotes.can_fork()
+    finally:
+        stop.set()
+        t.join()
+
+
+@pytest.mark.skipif(not (hasattr(os, "fork") and (os.cpu_count() or 1) > 1), reason="needs fork and two cores")
+def test_the_helper_stops_when_its_reader_exits(tmp_path):
+    """A pass cut short by the reader's exit (``show | head``) leaves no helper counting the rest of the file."""
+    import subprocess
+    import sys
+    import time
+
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(b'{"role":"user","content":"\\"x\\" \\\\"}\n' * 400_000)  # ~16 MB
+    script = (
+        "import os, sys\n"
+        "from sessionview.core.doc import quotes, ahead\n"
+        "quotes._load = lambda: 0.0; quotes.MIN_BYTES = 1; quotes.BLOCK = 4096; ahead.RUN = 4\n"
+        "from sessionview.core.session import JsonlSession\n"
+        "s = JsonlSession.load(sys.argv[1], digest=False)\n"
+        "for n in range(1, 60000): s.view(n, keep=False)\n"
+        "h = s._ahead._helper\n"
+        "print(h._pid if h else 0, flush=True)\n"
+        "os._exit(0)\n"  # no cleanup: the helper is left to notice
+    )
+    out = subprocess.run([sys.executable, "-c", script, str(p)], capture_output=True, text=True, timeout=60)
+    pid = int(out.stdout.strip() or 0)
+    assert pid, out.stderr
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and os.path.exists(f"/proc/{pid}"):
+        time.sleep(0.05)
+    assert not os.path.exists(f"/proc/{pid}")
+
+
+def test_no_fork_to_spare_means_no_helper(tmp_path, monkeypatch):
+    def no_fork():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(quotes, "_load", lambda: 0.0)
+    monkeypatch.setattr(quotes, "MIN_BYTES", 1)
+    monkeypatch.setattr(ahead_mod, "RUN", 4)
+    monkeypatch.setattr(os, "fork", no_fork)
+    p = tmp_path / "s.jsonl"
+    pad = b"y" * 1000  # three windows of lines, so the pass tries to start a helper
+    p.write_bytes(b"".join(b'{"role":"user","content":"%d \\" %s","role":"user"}\n' % (i, pad) for i in range(3000)))
+    tried = []
+    monkeypatch.setattr(quotes, "QuoteHelper", lambda *a: tried.append(a) or (_ for _ in ()).throw(OSError("no fork")))
+    s = JsonlSession.load(p, digest=False)
+    views = [s.view(n, keep=False) for n in range(1, len(s) + 1)]
+    assert tried and s._ahead._helper is None
+    assert all(v.problems and v.problems[0].kind == "duplicate keys" for v in views)
