@@ -111,7 +111,7 @@ def report(path: str, outcome: "Outcome") -> int:
 def _run_write(args: argparse.Namespace, plan: "Callable[[Editable], Change]") -> int:
     """Plan and write ``args.file`` (or print the diff), starting over while another process rewrites it."""
     from sessionview.core import ops
-    from sessionview.core.edit.change import editable
+    from sessionview.core.edit.change import open_editable
     from sessionview.core.edit.summary import SummarizerFailed
     from sessionview.core.errors import InvalidEdit, Refused, SaveError
 
@@ -144,7 +144,7 @@ def _run_write(args: argparse.Namespace, plan: "Callable[[Editable], Change]") -
         return change
 
     try:
-        return ops.run_with_retry(path, guarded if expected else plan, act, load=lambda p: editable(open_file(p)))
+        return ops.run_with_retry(path, guarded if expected else plan, act, load=lambda p: open_editable(p, open_file))
     except Refused as exc:
         raise CliError(refusal(exc), 1) from None
     except (InvalidEdit, ValueError) as exc:

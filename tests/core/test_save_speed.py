@@ -48,3 +48,137 @@ def test_copy_span_in_many_chunks_with_writeback_copies_exactly(tmp_path, monkey
 def test_start_writeback_on_a_bad_descriptor_is_only_a_hint(tmp_path):
     fsio.start_writeback(987654, 0, 4096)  # EBADF: ignored
     fsio.start_writeback(-1, 0, 0)
+
+
+# -- the load's SHA-256 taken in the background ---------------------------------------------------------
+
+import hashlib  # noqa: E402
+
+from sessionview.core.edit import writeback  # noqa: E402
+from sessionview.core.edit.change import Change, open_editable  # noqa: E402
+from sessionview.core.doc.document import Line  # noqa: E402
+from sessionview.core.errors import Conflict  # noqa: E402
+from sessionview.core.store import backup_copy, backups, proof, stamp  # noqa: E402
+
+LINES = [b'{"role":"user","content":"line %d %s"}\n' % (i, b"x" * (i % 50)) for i in range(400)]
+OLD = b"".join(LINES)
+
+
+@pytest.fixture
+def big(tmp_path, monkeypatch):
+    """A session that counts as big and at rest: its digest is deferred (skip where ctime is not kept)."""
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(OLD)
+    fd = os.open(p, os.O_RDONLY)
+    try:
+        kind = proof.fs_type(fd)
+    finally:
+        os.close(fd)
+    if kind not in proof.TRUSTED:
+        pytest.skip(f"the test directory's file system (f_type {kind}) does not get the stat proof")
+    monkeypatch.setattr(proof, "SETTLE_NS", 0)
+    monkeypatch.setattr(stamp, "DEFER_MIN", 1)
+    monkeypatch.setenv(backups.STATE_ENV, str(tmp_path / "state"))
+    return p
+
+
+def _edit(n: int, text: bytes) -> Change:
+    return Change(f"edit #{n}", n, n, (Line(b'{"role":"user","content":"%s"}' % text, b"\n"),), (Line(LINES[n - 1][:-1], b"\n"),))
+
+
+def test_the_background_hash_equals_hashlib_over_the_file(big):
+    s = open_editable(str(big))
+    try:
+        assert isinstance(s.stamp.digest, stamp.Digest)  # loaded without it, hashed in the background
+        assert s.doc.source.sha256 is None
+        assert s.stamp.sha256 == hashlib.sha256(OLD).hexdigest()
+    finally:
+        s.close()
+
+
+def test_a_small_or_unsettled_file_is_hashed_while_loading(big, monkeypatch):
+    monkeypatch.setattr(stamp, "DEFER_MIN", len(OLD) + 1)
+    s = open_editable(str(big))
+    try:
+        assert isinstance(s.stamp.digest, str) and s.stamp.sha256 == hashlib.sha256(OLD).hexdigest()
+    finally:
+        s.close()
+    monkeypatch.setattr(stamp, "DEFER_MIN", 1)
+    monkeypatch.setattr(proof, "SETTLE_NS", 10**18)  # nothing is ever settled
+    s = open_editable(str(big))
+    try:
+        assert isinstance(s.stamp.digest, str) and s.doc.source.sha256 is not None
+    finally:
+        s.close()
+
+
+def test_a_deferred_hash_records_the_hard_linked_backup_which_restores_exactly(big):
+    from sessionview.core import ops
+
+    s = open_editable(str(big))
+    try:
+        out = writeback.commit(s, _edit(3, b"EDITED"), root=str(big.parent))
+    finally:
+        s.close()
+    assert out.changed and out.result is not None and out.result.backup is not None
+    b = out.result.backup
+    assert backup_copy.read_record(b.path) == (len(OLD), hashlib.sha256(OLD).hexdigest())
+    assert big.read_bytes() == b"".join(LINES[:2]) + b'{"role":"user","content":"EDITED"}\n' + b"".join(LINES[3:])
+    ops.restore_newest(str(big))
+    assert big.read_bytes() == OLD
+
+
+def test_a_file_rewritten_while_it_is_hashed_is_a_conflict_and_nothing_is_written(big, monkeypatch):
+    gate = __import__("threading").Event()
+    real = stamp.Digest._hash
+
+    def slow(self, fd):
+        gate.wait(10)
+        real(self, fd)
+
+    monkeypatch.setattr(stamp.Digest, "_hash", slow)
+    s = open_editable(str(big))
+    try:
+        assert isinstance(s.stamp.digest, stamp.Digest)
+        data = bytearray(OLD)
+        data[40:41] = b"Z"  # in place, the same size
+        with open(big, "r+b") as f:
+            f.write(bytes(data))
+        gate.set()
+        with pytest.raises(Conflict):
+            writeback.commit(s, _edit(3, b"EDITED"), root=str(big.parent))
+        assert big.read_bytes() == bytes(data)
+        assert not backups.list_backups(str(big))
+    finally:
+        gate.set()
+        s.close()
+
+
+def test_an_append_during_the_background_hash_is_a_conflict_then_a_retry_keeps_it(big, monkeypatch):
+    """The hash of a deferred stamp cannot prove the loaded prefix once the file grew before it was done: the
+    commit is refused, nothing is written, and the retry of ops loads the file again and keeps the line."""
+    from sessionview.core import ops
+
+    appended = b'{"role":"assistant","content":"appended"}\n'
+    tries = []
+    gate = __import__("threading").Event()
+    real = stamp.Digest._hash
+
+    def slow(self, fd):
+        gate.wait(10)
+        real(self, fd)
+
+    monkeypatch.setattr(stamp.Digest, "_hash", slow)
+
+    def plan(session):
+        tries.append(isinstance(session.stamp.digest, stamp.Digest))
+        if len(tries) == 1:
+            with open(big, "ab") as f:
+                f.write(appended)
+        gate.set()
+        return _edit(3, b"EDITED")
+
+    out = ops.run_with_retry(str(big), plan, lambda s, c: writeback.commit(s, c, root=str(big.parent)))
+    assert out.changed
+    assert tries[0] is True and len(tries) == 2
+    assert big.read_bytes() == b"".join(LINES[:2]) + b'{"role":"user","content":"EDITED"}\n' + b"".join(LINES[3:]) + appended

@@ -7,7 +7,7 @@ index for a LittleGhost document. Nothing here reads or writes a file.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterator, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
 from sessionview.core.doc.document import Document, Line
 from sessionview.core.doc.model import View
@@ -16,7 +16,7 @@ from sessionview.core.doc.parse import Parsed
 from sessionview.core.formats.base import Adapter, Capabilities
 from sessionview.core.session import JsonlSession, open_session
 from sessionview.core.session_base import Session
-from sessionview.core.store.stamp import LoadStamp
+from sessionview.core.store.stamp import LoadStamp, deferred, digest_deferrable
 from sessionview.core.text import plural
 
 
@@ -57,9 +57,21 @@ def editable(session: Session) -> Editable:
     raise TypeError(f"a {type(session).__name__} has no records to edit")
 
 
-def open_editable(path: str) -> Editable:
-    """Open ``path`` for editing (any supported format)."""
-    return editable(open_session(path))
+def open_editable(path: str, opener: "Callable[[str, bool], Session] | None" = None) -> Editable:
+    """Open ``path`` for editing (any supported format; ``opener(path, digest)`` opens a session).
+
+    A JSONL file at rest is loaded without its SHA-256 (``digest=False``): its stamp takes it in the background
+    while the save copies the file, proven by the file's unchanged stat (:class:`~.store.stamp.Digest`). One
+    that changed meanwhile is loaded again with it."""
+    open_ = opener if opener is not None else (lambda p, digest: open_session(p, digest=digest))
+    if digest_deferrable(path):
+        session = open_(path, False)
+        if type(session) is not JsonlSession or deferred(session.doc):
+            if type(session) is JsonlSession:
+                session.stamp  # starts the hash
+            return editable(session)
+        session.close()
+    return editable(open_(path, True))
 
 
 @dataclass(frozen=True)

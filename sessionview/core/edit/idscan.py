@@ -8,6 +8,10 @@ which the formats read as ``"17"``) is found unquoted too. JSON could still spel
 escaped ASCII character (``\\u0020``-``\\u007f``) is parsed as well. Ids that a byte search cannot find
 reliably (other characters, only digits, many ids without a common prefix) and sessions that are not one
 unedited JSONL file fall back to the full pairing (:meth:`Session.pairing`).
+
+The byte search runs in libc's ``memmem`` through ctypes where there is one: it lets go of the GIL, so a
+big file is searched in two threads (and the stamp's hash runs alongside, :mod:`~.store.stamp`). Without
+it, ``bytes.find`` holds the GIL, and a big file is searched in two processes instead (a fork).
 """
 
 from __future__ import annotations
@@ -15,9 +19,10 @@ from __future__ import annotations
 import bisect
 import os
 import re
+import sys
 import threading
 from array import array
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from sessionview.core.doc.document import Source
 from sessionview.core.doc.pairing import Pairing, pair
@@ -37,7 +42,8 @@ _ID = re.compile(r"[A-Za-z0-9_:+=~-]{1,512}\Z")
 _NUMBERISH = re.compile(r"[0-9+-]+\Z")  # a JSON number read as an id may be spelled otherwise (-0, 1e2)
 _TOKEN = re.compile(rb"[A-Za-z0-9_:+=~-]*")
 _ID_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_:+=~-")
-_ASCII_ESCAPE = re.compile(rb"\\u00[2-7]")  # \u0020-\u007f: an escaped printable ASCII character
+_ESCAPE = b"\\u00"  # then one of _ESCAPED: \u0020-\u007f, an escaped printable ASCII character
+_ESCAPED = frozenset(b"234567")
 
 
 def searchable(ids: Iterable[str]) -> bool:
@@ -73,17 +79,69 @@ def lines_mentioning(source: Source, ids: Iterable[str]) -> set[int] | None:
     overlap = max(len(n) for n in wanted) + 8
     starts = source.starts
     start, end = (starts[0] if len(starts) else 0), source.size
+    finder = _memmem_finder()
 
     def scan(lo: int, hi: int) -> set[int]:
-        return _scan(source, lo, hi, needles, whole, members, overlap)
+        return _scan(source, lo, hi, needles, whole, members, overlap, finder or _bytes_finder)
 
-    if end - start < PARALLEL_MIN or not _can_fork():
+    if end - start < PARALLEL_MIN:
+        return scan(start, end)
+    if finder is not None:
+        return _scan_threads(scan, start, end)
+    if not _can_fork():
         return scan(start, end)
     return _scan_halves(scan, start, end)
 
 
+#: ``finds(buf, needle, lo, hi)``: the offsets in ``[lo, hi)`` where ``needle`` starts in ``buf`` (it may end past ``hi``)
+Finder = Callable[[bytes, bytes, int, int], Iterator[int]]
+
+
+def _bytes_finder(buf: bytes, needle: bytes, lo: int, hi: int) -> Iterator[int]:
+    i = buf.find(needle, lo)
+    while 0 <= i < hi:
+        yield i
+        i = buf.find(needle, i + 1)
+
+
+_memmem: "Finder | None | bool" = None  # None: not looked up yet; False: there is none
+
+
+def _memmem_finder() -> "Finder | None":
+    """A finder through libc's ``memmem`` (ctypes lets go of the GIL for each call), or None without one."""
+    global _memmem
+    if _memmem is None:
+        _memmem = False
+        if sys.platform.startswith("linux") or sys.platform == "darwin":
+            try:
+                import ctypes
+
+                fn = ctypes.CDLL(None).memmem
+                fn.restype = ctypes.c_void_p
+                fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t]
+                as_pointer = ctypes.c_char_p
+                address = ctypes.cast
+
+                def finds(buf: bytes, needle: bytes, lo: int, hi: int) -> Iterator[int]:
+                    held = as_pointer(buf)  # points into ``buf`` itself (no copy), kept alive here
+                    base = address(held, ctypes.c_void_p).value or 0
+                    k, n, i = len(needle), len(buf), lo
+                    while i < hi and n - i >= k:
+                        at = fn(base + i, n - i, needle, k)
+                        if not at or at - base >= hi:
+                            return
+                        yield at - base
+                        i = at - base + 1
+
+                _memmem = finds
+            except (ImportError, OSError, AttributeError):
+                _memmem = False
+    return _memmem or None
+
+
 def _scan(
-    source: Source, lo: int, hi: int, needles: list[bytes], whole: bool, members: set[bytes], overlap: int
+    source: Source, lo: int, hi: int, needles: list[bytes], whole: bool, members: set[bytes], overlap: int,
+    finds: Finder = _bytes_finder,
 ) -> set[int]:
     """The lines with a match that starts in bytes ``[lo, hi)`` (read up to ``overlap`` bytes further)."""
     found: set[int] = set()
@@ -100,8 +158,7 @@ def _scan(
         buf = source.read(pos, min(size + overlap, end - pos))
         for needle in needles:
             k = len(needle)
-            i = buf.find(needle)
-            while 0 <= i < size:
+            for i in finds(buf, needle, 0, size):
                 prev = buf[i - 1] if i else before
                 if prev not in _ID_BYTES:
                     j = i + k
@@ -112,13 +169,35 @@ def _scan(
                         ok = buf[i : m.end() if m else j] in members
                     if ok:
                         found.add(line_of(pos + i))
-                i = buf.find(needle, i + 1)
-        for m in _ASCII_ESCAPE.finditer(buf, 0, size + 5):  # one C pass; a hit is rare
-            if m.start() < size:
-                found.add(line_of(pos + m.start()))
+        for i in finds(buf, _ESCAPE, 0, size):  # a hit is rare
+            if i + 4 < len(buf) and buf[i + 4] in _ESCAPED:
+                found.add(line_of(pos + i))
         before = buf[size - 1]
         pos += size
     return found
+
+
+def _scan_threads(scan: "Callable[[int, int], set[int]]", start: int, end: int) -> set[int]:
+    """Scan ``[start, end)`` in two threads, a half each (the search lets go of the GIL)."""
+    mid = start + (end - start) // 2
+    theirs: list[set[int]] = []
+    failed: list[BaseException] = []
+
+    def second() -> None:
+        try:
+            theirs.append(scan(mid, end))
+        except BaseException as exc:  # given to the caller below
+            failed.append(exc)
+
+    t = threading.Thread(target=second, name="sv-idscan", daemon=True)
+    t.start()
+    try:
+        found = scan(start, mid)
+    finally:
+        t.join()
+    if failed:
+        raise failed[0]
+    return found | theirs[0]
 
 
 def _can_fork() -> bool:
