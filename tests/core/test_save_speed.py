@@ -182,3 +182,80 @@ def test_an_append_during_the_background_hash_is_a_conflict_then_a_retry_keeps_i
     assert out.changed
     assert tries[0] is True and len(tries) == 2
     assert big.read_bytes() == b"".join(LINES[:2]) + b'{"role":"user","content":"EDITED"}\n' + b"".join(LINES[3:]) + appended
+
+
+# -- started before the load: the hash, and the escapes the id search needs --------------------------------
+
+from sessionview.core.edit import idscan  # noqa: E402
+from sessionview.core.session import JsonlSession  # noqa: E402
+
+ESCAPED = [b'{"role":"user","content":"caf\\u00e9 %d"}\n' % i for i in range(300)]
+ESCAPED[7] = b'{"role":"tool","tool_call_id":"\\u0063all_1","content":"x"}\n'
+ESCAPED[150] = b'{"role":"user","content":"\\u007e"}\n'
+ESCAPED[299] = b'{"role":"user","content":"at the end \\u0041"}\n'
+
+
+def test_open_editable_starts_the_hash_and_the_escape_search_before_the_load(big, monkeypatch):
+    monkeypatch.setattr(idscan, "CHUNK", 64)  # escapes across chunk borders
+    big.write_bytes(b"".join(ESCAPED))
+    started = []
+    real = stamp.Digest.__init__
+
+    def init(self, path, st=None, size=None):
+        started.append(st is None)
+        real(self, path, st, size)
+
+    monkeypatch.setattr(stamp.Digest, "__init__", init)
+    s = open_editable(str(big), scan_ids=True)
+    try:
+        assert started == [True]  # one hash, begun before the load, used by the stamp
+        assert s.stamp.sha256 == hashlib.sha256(b"".join(ESCAPED)).hexdigest()
+        if idscan._memmem_finder() is not None:
+            assert s.doc.source in idscan._early
+            assert idscan._early[s.doc.source].lines(s.doc.source) == {7, 150, 299}
+        found = idscan.lines_mentioning(s.doc.source, ["call_1"])
+    finally:
+        s.close()
+    plain = JsonlSession.from_bytes(b"".join(ESCAPED))
+    assert found == idscan.lines_mentioning(plain.doc.source, ["call_1"]) == {7, 150, 299}
+
+
+def test_what_was_started_for_another_version_of_the_file_is_not_used(big, monkeypatch):
+    """The file is rewritten between the start of the early threads and the load: neither counts, the stamp
+    hashes the file loaded, and the id search looks for escapes itself."""
+    if idscan._memmem_finder() is None:
+        pytest.skip("no libc memmem here")
+    big.write_bytes(b"".join(ESCAPED))
+    early = stamp.Digest(str(big))
+    escapes = idscan.Escapes.start(str(big))
+    assert escapes is not None
+    other = b"".join(ESCAPED[:100]) + b'{"role":"user","content":"new \\u0042"}\n'
+    big.write_bytes(other)
+    s = JsonlSession.load(big, digest=False)
+    try:
+        assert not stamp.adopt(s.doc, early)
+        assert not idscan.adopt(s.doc.source, s.doc.loaded_stat, escapes)
+        assert s.stamp.sha256 == hashlib.sha256(other).hexdigest()
+        assert idscan.lines_mentioning(s.doc.source, ["call_1"]) == {7, 100}
+    finally:
+        s.close()
+
+
+def test_escapes_of_a_file_changed_during_their_search_do_not_count(tmp_path):
+    if idscan._memmem_finder() is None:
+        pytest.skip("no libc memmem here")
+    p = tmp_path / "e.jsonl"
+    p.write_bytes(b"".join(ESCAPED))
+    gate = __import__("threading").Event()
+    finds = idscan._memmem_finder()
+
+    def slow(buf, needle, lo, hi):
+        gate.wait(10)
+        return finds(buf, needle, lo, hi)
+
+    e = idscan.Escapes(str(p), slow)
+    with open(p, "ab") as f:
+        f.write(b'{"role":"user","content":"more"}\n')
+    gate.set()
+    source = JsonlSession.from_bytes(p.read_bytes()).doc.source
+    assert e.lines(source) is None

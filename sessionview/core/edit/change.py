@@ -16,7 +16,7 @@ from sessionview.core.doc.parse import Parsed
 from sessionview.core.formats.base import Adapter, Capabilities
 from sessionview.core.session import JsonlSession, open_session
 from sessionview.core.session_base import Session
-from sessionview.core.store.stamp import LoadStamp, deferred, digest_deferrable
+from sessionview.core.store.stamp import Digest, LoadStamp, adopt, deferred, digest_deferrable
 from sessionview.core.text import plural
 
 
@@ -57,18 +57,33 @@ def editable(session: Session) -> Editable:
     raise TypeError(f"a {type(session).__name__} has no records to edit")
 
 
-def open_editable(path: str, opener: "Callable[[str, bool], Session] | None" = None) -> Editable:
+def open_editable(path: str, opener: "Callable[[str, bool], Session] | None" = None, *, scan_ids: bool = False) -> Editable:
     """Open ``path`` for editing (any supported format; ``opener(path, digest)`` opens a session).
 
-    A JSONL file at rest is loaded without its SHA-256 (``digest=False``): its stamp takes it in the background
-    while the save copies the file, proven by the file's unchanged stat (:class:`~.store.stamp.Digest`). One
-    that changed meanwhile is loaded again with it."""
+    A big JSONL file at rest is loaded without its SHA-256 (``digest=False``): a background thread started
+    before the load hashes it while the load, the plan and the save's copy run, proven by the file's unchanged
+    stat (:class:`~sessionview.core.store.stamp.Digest`). With ``scan_ids`` (the change will search tool ids:
+    delete, truncate, compact), another thread finds the escapes the id search needs meanwhile
+    (:class:`~.idscan.Escapes`). A file that changed meanwhile is loaded again with its digest."""
+    from sessionview.core.edit import idscan
+
     open_ = opener if opener is not None else (lambda p, digest: open_session(p, digest=digest))
     if digest_deferrable(path):
+        try:
+            early: Digest | None = Digest(path)
+        except OSError:
+            early = None
+        escapes = idscan.Escapes.start(path) if scan_ids else None
         session = open_(path, False)
-        if type(session) is not JsonlSession or deferred(session.doc):
-            if type(session) is JsonlSession:
-                session.stamp  # starts the hash
+        if type(session) is not JsonlSession:
+            return editable(session)
+        doc = session.doc
+        if deferred(doc):
+            if early is not None:
+                adopt(doc, early)
+            if escapes is not None:
+                idscan.adopt(doc.source, doc.loaded_stat, escapes)
+            _ = session.stamp  # the hash of the file starts now, if the early one was not of this very file
             return editable(session)
         session.close()
     return editable(open_(path, True))

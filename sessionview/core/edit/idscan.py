@@ -21,17 +21,17 @@ import os
 import re
 import sys
 import threading
+import weakref
 from array import array
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Protocol
 
 from sessionview.core.doc.document import Source
 from sessionview.core.doc.pairing import Pairing, pair
 
 if TYPE_CHECKING:
-    from sessionview.core.edit.change import Editable
     from sessionview.core.session import JsonlSession
 
-__all__ = ["IdPairing", "lines_mentioning", "searchable"]
+__all__ = ["Escapes", "IdPairing", "adopt", "lines_mentioning", "searchable"]
 
 CHUNK = 16 * 1024 * 1024  # bytes searched at a time
 PARALLEL_MIN = 64 * 1024 * 1024  # a file this big is searched in two processes (its second half in a fork)
@@ -81,16 +81,21 @@ def lines_mentioning(source: Source, ids: Iterable[str]) -> set[int] | None:
     start, end = (starts[0] if len(starts) else 0), source.size
     finder = _memmem_finder()
 
+    early = _early.get(source)
+    escaped = early.lines(source) if early is not None else None  # found while the file was loaded
+
     def scan(lo: int, hi: int) -> set[int]:
-        return _scan(source, lo, hi, needles, whole, members, overlap, finder or _bytes_finder)
+        return _scan(source, lo, hi, needles, whole, members, overlap, finder or _bytes_finder, escaped is None)
 
     if end - start < PARALLEL_MIN:
-        return scan(start, end)
-    if finder is not None:
-        return _scan_threads(scan, start, end)
-    if not _can_fork():
-        return scan(start, end)
-    return _scan_halves(scan, start, end)
+        found = scan(start, end)
+    elif finder is not None:
+        found = _scan_threads(scan, start, end)
+    elif not _can_fork():
+        found = scan(start, end)
+    else:
+        found = _scan_halves(scan, start, end)
+    return found | escaped if escaped is not None else found
 
 
 #: ``finds(buf, needle, lo, hi)``: the offsets in ``[lo, hi)`` where ``needle`` starts in ``buf`` (it may end past ``hi``)
@@ -136,14 +141,15 @@ def _memmem_finder() -> "Finder | None":
                 _memmem = finds
             except (ImportError, OSError, AttributeError):
                 _memmem = False
-    return _memmem or None
+    return _memmem if callable(_memmem) else None
 
 
 def _scan(
     source: Source, lo: int, hi: int, needles: list[bytes], whole: bool, members: set[bytes], overlap: int,
-    finds: Finder = _bytes_finder,
+    finds: Finder = _bytes_finder, escapes: bool = True,
 ) -> set[int]:
-    """The lines with a match that starts in bytes ``[lo, hi)`` (read up to ``overlap`` bytes further)."""
+    """The lines with a match that starts in bytes ``[lo, hi)`` (read up to ``overlap`` bytes further), and
+    unless not ``escapes``, those with an escaped printable ASCII character there."""
     found: set[int] = set()
     starts = source.starts
     end = source.size
@@ -169,9 +175,10 @@ def _scan(
                         ok = buf[i : m.end() if m else j] in members
                     if ok:
                         found.add(line_of(pos + i))
-        for i in finds(buf, _ESCAPE, 0, size):  # a hit is rare
-            if i + 4 < len(buf) and buf[i + 4] in _ESCAPED:
-                found.add(line_of(pos + i))
+        if escapes:
+            for i in finds(buf, _ESCAPE, 0, size):  # a hit is rare
+                if i + 4 < len(buf) and buf[i + 4] in _ESCAPED:
+                    found.add(line_of(pos + i))
         before = buf[size - 1]
         pos += size
     return found
@@ -251,11 +258,94 @@ def _scan_halves(scan: "Callable[[int, int], set[int]]", start: int, end: int) -
     return found | scan(mid, end)  # the child failed: scan its half here
 
 
+class Escapes:
+    """Where a file spells a printable ASCII character as an escape (``\\u0020``-``\\u007f``), found in a
+    background thread (``memmem`` lets go of the GIL) while the file is loaded: started before the load
+    (:meth:`start`), given to the loaded document when it read the file with the same stat (:func:`adopt`),
+    and counted only if the file still had that stat once all of it was searched."""
+
+    def __init__(self, path: str, finds: Finder) -> None:
+        self._finds = finds
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
+        try:
+            self.st = os.fstat(fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._offsets: array | None = None
+        self._lines: set[int] | None = None
+        self._thread = threading.Thread(target=self._run, args=(fd,), name="sv-escapes", daemon=True)
+        self._thread.start()
+
+    @classmethod
+    def start(cls, path: str) -> "Escapes | None":
+        """The search of ``path``, or None where it would hold the GIL (no ``memmem``) or cannot open it."""
+        finds = _memmem_finder()
+        if finds is None:
+            return None
+        try:
+            return cls(path, finds)
+        except OSError:
+            return None
+
+    def _run(self, fd: int) -> None:
+        try:
+            size = self.st.st_size
+            offsets = array("q")
+            pos = 0
+            while pos < size:
+                n = min(CHUNK, size - pos)
+                buf = os.pread(fd, min(n + 4, size - pos), pos)  # 4 more: the character after \u00
+                if len(buf) < min(n + 4, size - pos):
+                    return
+                for i in self._finds(buf, _ESCAPE, 0, n):
+                    if i + 4 < len(buf) and buf[i + 4] in _ESCAPED:
+                        offsets.append(pos + i)
+                pos += n
+            if _stat_key(os.fstat(fd)) == _stat_key(self.st):
+                self._offsets = offsets
+        except OSError:
+            return
+        finally:
+            os.close(fd)
+
+    def lines(self, source: Source) -> set[int] | None:
+        """The lines of ``source`` with such an escape, or None when the search does not count."""
+        self._thread.join()
+        if self._offsets is None:
+            return None
+        if self._lines is None:
+            starts = source.starts
+            self._lines = {bisect.bisect_right(starts, o) - 1 for o in self._offsets}
+        return self._lines
+
+
+_early: "weakref.WeakKeyDictionary[Source, Escapes]" = weakref.WeakKeyDictionary()
+
+
+def _stat_key(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def adopt(source: Source, st: os.stat_result | None, escapes: Escapes) -> bool:
+    """Let the id search of ``source`` (loaded with the stat ``st``) use ``escapes`` when it searched that same file."""
+    if st is None or _stat_key(st) != _stat_key(escapes.st) or source.size != st.st_size:
+        return False
+    _early[source] = escapes
+    return True
+
+
+class Paired(Protocol):
+    """What the id search needs of a session: an :class:`~.change.Editable` (whose module imports this one)."""
+
+    def pairing(self) -> Pairing: ...
+
+
 class IdPairing:
     """The pairing entries of the ids asked for so far (:meth:`cover`), exactly as the whole session's
     pairing has them: every record that mentions one of them is viewed, in order."""
 
-    def __init__(self, session: "Editable") -> None:
+    def __init__(self, session: "Paired") -> None:
         self.session = session
         self._covered: set[str] = set()
         self._lines: set[int] = set()

@@ -16,6 +16,7 @@ import os
 import stat
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Union
 
@@ -25,9 +26,9 @@ from sessionview.core.store.fsio import O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK, read_
 from sessionview.core.store.proof import TRUSTED, fs_type, settled, trusts_ctime
 
 if TYPE_CHECKING:
-    from sessionview.core.doc.document import Document
+    from sessionview.core.doc.document import Document, Source
 
-__all__ = ["LoadStamp", "Digest", "digest_deferrable", "deferred", "stamp_document", "stamp_bytes", "stamp_file"]
+__all__ = ["LoadStamp", "Digest", "adopt", "digest_deferrable", "deferred", "stamp_document", "stamp_bytes", "stamp_file"]
 
 DIGEST_CHUNK = 8 << 20  # bytes hashed per read in the background (few hand-offs of the GIL)
 #: a smaller file is hashed while it is loaded, as ever: it costs little, and a line appended right after
@@ -36,26 +37,43 @@ DEFER_MIN = 16 << 20
 
 
 class Digest:
-    """The SHA-256 of the first ``size`` bytes of the file loaded with the stat ``st`` (settled, on a file system
-    that keeps ctime), hashed in a background thread through a descriptor of its own (``path`` opened again:
-    the same inode, or nothing). :meth:`result` gives it when the file's stat was still ``st`` once the last
-    byte was read (so those were the bytes loaded: :mod:`.proof`), and raises :class:`Conflict` otherwise."""
+    """The SHA-256 of the first ``size`` bytes of a file, hashed in a background thread through a descriptor of
+    its own; it counts only while the file's stat stays ``st`` (settled, on a file system that keeps ctime).
 
-    def __init__(self, path: str, st: os.stat_result, size: int) -> None:
+    ``Digest(path, st, size)``, after a load with the stat ``st``: ``path`` is opened again (the same inode,
+    or nothing). ``Digest(path)``, before the load: the stat is taken now and the load joins it when it read
+    the file with that same stat (:func:`adopt`). :meth:`result` gives the hash when the stat was still ``st``
+    once the last byte was read (so those were the bytes loaded: :mod:`.proof`), and raises :class:`Conflict`
+    otherwise."""
+
+    def __init__(self, path: str, st: os.stat_result | None = None, size: int | None = None) -> None:
         self.path = path
-        self._st = st
-        self._size = size
         self._value: str | None = None
         self._why = "it could not be hashed"
-        self._thread = threading.Thread(target=self._run, name="sv-stamp-hash", daemon=True)
+        fd = -1
+        if st is None:  # before the load: the reference stat is the one taken now
+            fd = os.open(path, os.O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW)
+            try:
+                st = os.fstat(fd)
+            except BaseException:
+                os.close(fd)
+                raise
+        self.st = st
+        self._size = st.st_size if size is None else size
+        self._thread = threading.Thread(target=self._run, args=(fd,), name="sv-stamp-hash", daemon=True)
         self._thread.start()
 
-    def _run(self) -> None:
-        try:
-            fd = os.open(self.path, os.O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW)
-        except OSError as exc:
-            self._why = f"it could not be opened again: {exc.strerror or exc}"
-            return
+    def covers(self, st: os.stat_result, size: int) -> bool:
+        """Whether this hashes the file loaded with the stat ``st``, ``size`` bytes."""
+        return stat_key(self.st) == stat_key(st) and self._size == size
+
+    def _run(self, fd: int) -> None:
+        if fd < 0:
+            try:
+                fd = os.open(self.path, os.O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW)
+            except OSError as exc:
+                self._why = f"it could not be opened again: {exc.strerror or exc}"
+                return
         try:
             self._hash(fd)
         except OSError as exc:
@@ -65,7 +83,7 @@ class Digest:
 
     def _hash(self, fd: int) -> None:
         changed = "it changed after it was loaded"
-        if stat_key(os.fstat(fd)) != stat_key(self._st):
+        if stat_key(os.fstat(fd)) != stat_key(self.st):
             self._why = changed
             return
         h = hashlib.sha256()
@@ -77,7 +95,7 @@ class Digest:
             h.update(chunk)
             got += len(chunk)
         now = os.fstat(fd)
-        if got != self._size or stat_key(now) != stat_key(self._st):
+        if got != self._size or stat_key(now) != stat_key(self.st):
             self._why = changed
         elif not trusts_ctime(fd, now):
             self._why = "it is mapped writable by a process, so its content cannot be proven unchanged"
@@ -89,6 +107,19 @@ class Digest:
         if self._value is None:
             raise Conflict(f"conflict: {self.path} changed on disk while it was being loaded ({self._why})", self.path)
         return self._value
+
+
+_early: "weakref.WeakKeyDictionary[Source, Digest]" = weakref.WeakKeyDictionary()
+
+
+def adopt(doc: Document, digest: Digest) -> bool:
+    """Let ``doc``'s stamp use ``digest``, started before ``doc`` was loaded, when it hashes the very file
+    loaded (the same stat, the same size) and the load may defer its digest (:func:`deferred`)."""
+    st = doc.loaded_stat
+    if st is None or not deferred(doc) or not digest.covers(st, doc.source.size):
+        return False
+    _early[doc.source] = digest
+    return True
 
 
 def digest_deferrable(path: str | os.PathLike[str]) -> bool:
@@ -169,7 +200,11 @@ def stamp_document(doc: Document) -> LoadStamp:
         st, before = os.stat(doc.path), None
     digest: str | Digest
     try:
-        digest = Digest(doc.path, st, doc.source.size) if deferred(doc) else doc.source_digest()
+        early = _early.pop(doc.source, None)
+        if early is not None and early.covers(st, doc.source.size):
+            digest = early
+        else:
+            digest = Digest(doc.path, st, doc.source.size) if deferred(doc) else doc.source_digest()
     except SourceChanged as exc:
         raise Conflict(f"conflict: {doc.path} changed on disk while it was being loaded ({exc})", doc.path) from exc
     return LoadStamp(
