@@ -259,3 +259,28 @@ def test_escapes_of_a_file_changed_during_their_search_do_not_count(tmp_path):
     gate.set()
     source = JsonlSession.from_bytes(p.read_bytes()).doc.source
     assert e.lines(source) is None
+
+
+def test_an_adopted_escape_search_that_does_not_count_is_done_again(tmp_path):
+    if idscan._memmem_finder() is None:
+        pytest.skip("no libc memmem here")
+    p = tmp_path / "e.jsonl"
+    p.write_bytes(b"".join(ESCAPED))
+    gate = __import__("threading").Event()
+    finds = idscan._memmem_finder()
+
+    def slow(buf, needle, lo, hi):
+        gate.wait(10)
+        return finds(buf, needle, lo, hi)
+
+    e = idscan.Escapes(str(p), slow)
+    s = JsonlSession.load(p, digest=False)
+    try:
+        assert idscan.adopt(s.doc.source, s.doc.loaded_stat, e)
+        with open(p, "ab") as f:
+            f.write(b'{"role":"user","content":"appended"}\n')
+        gate.set()
+        assert e.lines(s.doc.source) is None
+        assert idscan.lines_mentioning(s.doc.source, ["call_1"]) == {7, 150, 299}
+    finally:
+        s.close()

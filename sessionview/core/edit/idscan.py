@@ -81,21 +81,32 @@ def lines_mentioning(source: Source, ids: Iterable[str]) -> set[int] | None:
     start, end = (starts[0] if len(starts) else 0), source.size
     finder = _memmem_finder()
 
-    early = _early.get(source)
-    escaped = early.lines(source) if early is not None else None  # found while the file was loaded
+    early = _early.get(source)  # the escapes, searched for while the file was loaded (or still being)
+    found = _search(source, start, end, needles, whole, members, overlap, finder, early is None)
+    if early is None:
+        return found
+    escaped = early.lines(source)
+    if escaped is None:  # that search does not count: search for them now
+        escaped = _search(source, start, end, [], whole, members, overlap, finder, True)
+    return found | escaped
+
+
+def _search(
+    source: Source, start: int, end: int, needles: list[bytes], whole: bool, members: set[bytes], overlap: int,
+    finder: "Finder | None", escapes: bool,
+) -> set[int]:
+    """:func:`_scan` of ``[start, end)``: in two threads, two processes or one, as the file's size and the search allow."""
 
     def scan(lo: int, hi: int) -> set[int]:
-        return _scan(source, lo, hi, needles, whole, members, overlap, finder or _bytes_finder, escaped is None)
+        return _scan(source, lo, hi, needles, whole, members, overlap, finder or _bytes_finder, escapes)
 
     if end - start < PARALLEL_MIN:
-        found = scan(start, end)
-    elif finder is not None:
-        found = _scan_threads(scan, start, end)
-    elif not _can_fork():
-        found = scan(start, end)
-    else:
-        found = _scan_halves(scan, start, end)
-    return found | escaped if escaped is not None else found
+        return scan(start, end)
+    if finder is not None:
+        return _scan_threads(scan, start, end)
+    if not _can_fork():
+        return scan(start, end)
+    return _scan_halves(scan, start, end)
 
 
 #: ``finds(buf, needle, lo, hi)``: the offsets in ``[lo, hi)`` where ``needle`` starts in ``buf`` (it may end past ``hi``)
