@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Escapes", "IdPairing", "adopt", "lines_mentioning", "searchable"]
 
-CHUNK = 16 * 1024 * 1024  # bytes searched at a time
+CHUNK = 4 * 1024 * 1024  # bytes searched at a time (by each of up to three threads)
 PARALLEL_MIN = 64 * 1024 * 1024  # a file this big is searched in two processes (its second half in a fork)
 MAX_SEPARATE = 8  # ids searched one by one; more are searched by their common prefix
 MIN_PREFIX = 3  # the shortest common prefix worth a search of its own, for many ids

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = ["LoadStamp", "Digest", "adopt", "digest_deferrable", "deferred", "stamp_document", "stamp_bytes", "stamp_file"]
 
-DIGEST_CHUNK = 8 << 20  # bytes hashed per read in the background (few hand-offs of the GIL)
+DIGEST_CHUNK = 4 << 20  # bytes hashed per read in the background (few hand-offs of the GIL)
 #: a smaller file is hashed while it is loaded, as ever: it costs little, and a line appended right after
 #: the load is then rebased (a :class:`Digest` still being taken cannot prove the loaded bytes then)
 DEFER_MIN = 16 << 20
