@@ -108,10 +108,10 @@ def report(path: str, outcome: "Outcome") -> int:
     return 0
 
 
-def _run_write(args: argparse.Namespace, plan: "Callable[[Editable], Change]") -> int:
+def _run_write(args: argparse.Namespace, plan: "Callable[[Editable], Change]", *, scan_ids: bool = False) -> int:
     """Plan and write ``args.file`` (or print the diff), starting over while another process rewrites it."""
     from sessionview.core import ops
-    from sessionview.core.edit.change import editable
+    from sessionview.core.edit.change import open_editable
     from sessionview.core.edit.summary import SummarizerFailed
     from sessionview.core.errors import InvalidEdit, Refused, SaveError
 
@@ -144,7 +144,7 @@ def _run_write(args: argparse.Namespace, plan: "Callable[[Editable], Change]") -
         return change
 
     try:
-        return ops.run_with_retry(path, guarded if expected else plan, act, load=lambda p: editable(open_file(p)))
+        return ops.run_with_retry(path, guarded if expected else plan, act, load=lambda p: open_editable(p, open_file, scan_ids=scan_ids))
     except Refused as exc:
         raise CliError(refusal(exc), 1) from None
     except (InvalidEdit, ValueError) as exc:
@@ -264,13 +264,13 @@ def cmd_delete(args: argparse.Namespace) -> int:
         first, last = parse_range(args.range, len(session))
         return ops.plan_delete(session, first, last, force=args.force)
 
-    return _run_write(args, plan)
+    return _run_write(args, plan, scan_ids=True)
 
 
 def cmd_truncate(args: argparse.Namespace) -> int:
     from sessionview.core import ops
 
-    return _run_write(args, lambda session: ops.plan_truncate(session, args.keep, force=args.force))
+    return _run_write(args, lambda session: ops.plan_truncate(session, args.keep, force=args.force), scan_ids=True)
 
 
 def cmd_compact(args: argparse.Namespace) -> int:
@@ -285,7 +285,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
         source = ops.SummarySource(text=text, command=args.summarizer, timeout=args.timeout)
         return ops.plan_compact(session, first, last, source, force=args.force)
 
-    return _run_write(args, plan)
+    return _run_write(args, plan, scan_ids=True)
 
 
 def cmd_drop_result(args: argparse.Namespace) -> int:

@@ -195,6 +195,7 @@ def test_the_search_in_two_processes_finds_what_one_finds(tmp_path, monkeypatch,
     monkeypatch.setattr(idscan_mod, "PARALLEL_MIN", 1)
     monkeypatch.setattr(idscan_mod, "CHUNK", 4096)  # chunk borders in both halves
     monkeypatch.setattr(idscan_mod, "_can_fork", lambda: True)
+    monkeypatch.setattr(idscan_mod, "_memmem", False)  # no memmem: the search in two processes
     if child == "fails":
         real = idscan_mod._scan
         parent = os.getpid()
@@ -224,3 +225,77 @@ def test_no_fork_with_other_threads_running():
     finally:
         stop.set()
         t.join()
+
+
+# -- memmem in two threads -------------------------------------------------------------------------------
+
+
+needs_memmem = pytest.mark.skipif(idscan._memmem_finder() is None, reason="no libc memmem here")
+
+
+@needs_memmem
+@pytest.mark.parametrize("chunk", [4096, 1 << 20])
+def test_the_search_in_two_threads_finds_what_bytes_find_finds(tmp_path, monkeypatch, chunk):
+    doc = _big_source(tmp_path)
+    ids = ["call_00097", "call_02425", "call_03880"]
+    monkeypatch.setattr(idscan, "CHUNK", chunk)
+    monkeypatch.setattr(idscan, "PARALLEL_MIN", 1 << 62)
+    monkeypatch.setattr(idscan, "_memmem", False)
+    one = idscan.lines_mentioning(doc.source, ids)
+    assert {97, 2425, 3880, 2500} <= one
+    monkeypatch.setattr(idscan, "_memmem", None)
+    monkeypatch.setattr(idscan, "PARALLEL_MIN", 1)
+    threads = []
+    real = idscan._scan_threads
+    monkeypatch.setattr(idscan, "_scan_threads", lambda *a: (threads.append(1), real(*a))[1])
+    assert idscan.lines_mentioning(doc.source, ids) == one
+    assert threads == [1]
+    doc.close()
+
+
+@needs_memmem
+def test_memmem_finds_every_occurrence_that_bytes_find_finds():
+    import random
+
+    rnd = random.Random(7)
+    finds = idscan._memmem_finder()
+    assert finds is not None
+    for _ in range(300):
+        buf = bytes(rnd.choice(b"ab\\u0") for _ in range(rnd.randrange(0, 60)))
+        needle = bytes(rnd.choice(b"ab\\u0") for _ in range(rnd.randrange(1, 5)))
+        lo = rnd.randrange(0, len(buf) + 1)
+        hi = rnd.randrange(lo, len(buf) + 2)
+        assert list(finds(buf, needle, lo, hi)) == list(idscan._bytes_finder(buf, needle, lo, hi))
+
+
+@pytest.mark.parametrize("memmem", [True, False])
+@pytest.mark.parametrize("escape", [b"\\u0041", b"\\u005f", b"\\u007e", b"\\u002B", b"\\u0020"])
+def test_a_line_with_an_escaped_ascii_character_is_always_a_candidate(tmp_path, monkeypatch, memmem, escape):
+    """Whichever search runs: an id spelled with an escape elsewhere (\\u0041 is A) still counts, as the full parse has it."""
+    if memmem and idscan._memmem_finder() is None:
+        pytest.skip("no libc memmem here")
+    monkeypatch.setattr(idscan, "_memmem", None if memmem else False)
+    monkeypatch.setattr(idscan, "CHUNK", 5)  # the escape across chunk borders too
+    lines = [b'{"role":"user","content":"caf\\u00e9 \\u001b[0m \\u0080"}', b'{"role":"user","content":"x' + escape + b'y"}',
+             b'{"role":"user","content":"plain"}']
+    source = JsonlSession.from_bytes(b"\n".join(lines) + b"\n").doc.source
+    assert idscan.lines_mentioning(source, ["call_1"]) == {1}
+
+
+@needs_memmem
+def test_an_escaped_id_blocks_a_delete_as_the_full_pairing_does(tmp_path):
+    """The tool call is kept, its one result is deleted; another line answers the call with the id spelled
+    with escapes: the searched pairing and the full one agree on what breaks."""
+    records = [json.dumps(_call("call_AB")).encode(), json.dumps(_result("call_AB")).encode(),
+               b'{"role":"tool","tool_call_id":"call_\\u0041\\u0042","content":"again"}']
+    p = tmp_path / "e.jsonl"
+    p.write_bytes(b"\n".join(records) + b"\n")
+    s = JsonlSession.load(p)
+    try:
+        full = s.pairing()
+        for first, last in [(1, 1), (2, 2), (3, 3), (2, 3), (1, 3)]:
+            change = Change("probe", first, last, ())
+            assert broken_ids(s, change) == broken_ids(s, change, full)
+        assert 2 in idscan.lines_mentioning(s.doc.source, ["call_AB"])
+    finally:
+        s.close()

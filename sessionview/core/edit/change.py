@@ -7,7 +7,7 @@ index for a LittleGhost document. Nothing here reads or writes a file.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterator, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
 from sessionview.core.doc.document import Document, Line
 from sessionview.core.doc.model import View
@@ -16,7 +16,7 @@ from sessionview.core.doc.parse import Parsed
 from sessionview.core.formats.base import Adapter, Capabilities
 from sessionview.core.session import JsonlSession, open_session
 from sessionview.core.session_base import Session
-from sessionview.core.store.stamp import LoadStamp
+from sessionview.core.store.stamp import Digest, LoadStamp, adopt, deferred, digest_deferrable
 from sessionview.core.text import plural
 
 
@@ -57,9 +57,36 @@ def editable(session: Session) -> Editable:
     raise TypeError(f"a {type(session).__name__} has no records to edit")
 
 
-def open_editable(path: str) -> Editable:
-    """Open ``path`` for editing (any supported format)."""
-    return editable(open_session(path))
+def open_editable(path: str, opener: "Callable[[str, bool], Session] | None" = None, *, scan_ids: bool = False) -> Editable:
+    """Open ``path`` for editing (any supported format; ``opener(path, digest)`` opens a session).
+
+    A big JSONL file at rest is loaded without its SHA-256 (``digest=False``): a background thread started
+    before the load hashes it while the load, the plan and the save's copy run, proven by the file's unchanged
+    stat (:class:`~sessionview.core.store.stamp.Digest`). With ``scan_ids`` (the change will search tool ids:
+    delete, truncate, compact), another thread finds the escapes the id search needs meanwhile
+    (:class:`~.idscan.Escapes`). A file that changed meanwhile is loaded again with its digest."""
+    from sessionview.core.edit import idscan
+
+    open_ = opener if opener is not None else (lambda p, digest: open_session(p, digest=digest))
+    if digest_deferrable(path):
+        try:
+            early: Digest | None = Digest(path)
+        except OSError:
+            early = None
+        escapes = idscan.Escapes.start(path) if scan_ids else None
+        session = open_(path, False)
+        if type(session) is not JsonlSession:
+            return editable(session)
+        doc = session.doc
+        if deferred(doc):
+            if early is not None:
+                adopt(doc, early)
+            if escapes is not None:
+                idscan.adopt(doc.source, doc.loaded_stat, escapes)
+            _ = session.stamp  # the hash of the file starts now, if the early one was not of this very file
+            return editable(session)
+        session.close()
+    return editable(open_(path, True))
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,10 @@ which the formats read as ``"17"``) is found unquoted too. JSON could still spel
 escaped ASCII character (``\\u0020``-``\\u007f``) is parsed as well. Ids that a byte search cannot find
 reliably (other characters, only digits, many ids without a common prefix) and sessions that are not one
 unedited JSONL file fall back to the full pairing (:meth:`Session.pairing`).
+
+The byte search runs in libc's ``memmem`` through ctypes where there is one: it lets go of the GIL, so a
+big file is searched in two threads (and the stamp's hash runs alongside, :mod:`~.store.stamp`). Without
+it, ``bytes.find`` holds the GIL, and a big file is searched in two processes instead (a fork).
 """
 
 from __future__ import annotations
@@ -15,20 +19,21 @@ from __future__ import annotations
 import bisect
 import os
 import re
+import sys
 import threading
+import weakref
 from array import array
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Protocol
 
 from sessionview.core.doc.document import Source
 from sessionview.core.doc.pairing import Pairing, pair
 
 if TYPE_CHECKING:
-    from sessionview.core.edit.change import Editable
     from sessionview.core.session import JsonlSession
 
-__all__ = ["IdPairing", "lines_mentioning", "searchable"]
+__all__ = ["Escapes", "IdPairing", "adopt", "lines_mentioning", "searchable"]
 
-CHUNK = 16 * 1024 * 1024  # bytes searched at a time
+CHUNK = 4 * 1024 * 1024  # bytes searched at a time (by each of up to three threads)
 PARALLEL_MIN = 64 * 1024 * 1024  # a file this big is searched in two processes (its second half in a fork)
 MAX_SEPARATE = 8  # ids searched one by one; more are searched by their common prefix
 MIN_PREFIX = 3  # the shortest common prefix worth a search of its own, for many ids
@@ -37,7 +42,8 @@ _ID = re.compile(r"[A-Za-z0-9_:+=~-]{1,512}\Z")
 _NUMBERISH = re.compile(r"[0-9+-]+\Z")  # a JSON number read as an id may be spelled otherwise (-0, 1e2)
 _TOKEN = re.compile(rb"[A-Za-z0-9_:+=~-]*")
 _ID_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_:+=~-")
-_ASCII_ESCAPE = re.compile(rb"\\u00[2-7]")  # \u0020-\u007f: an escaped printable ASCII character
+_ESCAPE = b"\\u00"  # then one of _ESCAPED: \u0020-\u007f, an escaped printable ASCII character
+_ESCAPED = frozenset(b"234567")
 
 
 def searchable(ids: Iterable[str]) -> bool:
@@ -73,19 +79,88 @@ def lines_mentioning(source: Source, ids: Iterable[str]) -> set[int] | None:
     overlap = max(len(n) for n in wanted) + 8
     starts = source.starts
     start, end = (starts[0] if len(starts) else 0), source.size
+    finder = _memmem_finder()
+
+    early = _early.get(source)  # the escapes, searched for while the file was loaded (or still being)
+    found = _search(source, start, end, needles, whole, members, overlap, finder, early is None)
+    if early is None:
+        return found
+    escaped = early.lines(source)
+    if escaped is None:  # that search does not count: search for them now
+        escaped = _search(source, start, end, [], whole, members, overlap, finder, True)
+    return found | escaped
+
+
+def _search(
+    source: Source, start: int, end: int, needles: list[bytes], whole: bool, members: set[bytes], overlap: int,
+    finder: "Finder | None", escapes: bool,
+) -> set[int]:
+    """:func:`_scan` of ``[start, end)``: in two threads, two processes or one, as the file's size and the search allow."""
 
     def scan(lo: int, hi: int) -> set[int]:
-        return _scan(source, lo, hi, needles, whole, members, overlap)
+        return _scan(source, lo, hi, needles, whole, members, overlap, finder or _bytes_finder, escapes)
 
-    if end - start < PARALLEL_MIN or not _can_fork():
+    if end - start < PARALLEL_MIN:
+        return scan(start, end)
+    if finder is not None:
+        return _scan_threads(scan, start, end)
+    if not _can_fork():
         return scan(start, end)
     return _scan_halves(scan, start, end)
 
 
+#: ``finds(buf, needle, lo, hi)``: the offsets in ``[lo, hi)`` where ``needle`` starts in ``buf`` (it may end past ``hi``)
+Finder = Callable[[bytes, bytes, int, int], Iterator[int]]
+
+
+def _bytes_finder(buf: bytes, needle: bytes, lo: int, hi: int) -> Iterator[int]:
+    i = buf.find(needle, lo)
+    while 0 <= i < hi:
+        yield i
+        i = buf.find(needle, i + 1)
+
+
+_memmem: "Finder | None | bool" = None  # None: not looked up yet; False: there is none
+
+
+def _memmem_finder() -> "Finder | None":
+    """A finder through libc's ``memmem`` (ctypes lets go of the GIL for each call), or None without one."""
+    global _memmem
+    if _memmem is None:
+        _memmem = False
+        if sys.platform.startswith("linux") or sys.platform == "darwin":
+            try:
+                import ctypes
+
+                fn = ctypes.CDLL(None).memmem
+                fn.restype = ctypes.c_void_p
+                fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t]
+                as_pointer = ctypes.c_char_p
+                address = ctypes.cast
+
+                def finds(buf: bytes, needle: bytes, lo: int, hi: int) -> Iterator[int]:
+                    held = as_pointer(buf)  # points into ``buf`` itself (no copy), kept alive here
+                    base = address(held, ctypes.c_void_p).value or 0
+                    k, n, i = len(needle), len(buf), lo
+                    while i < hi and n - i >= k:
+                        at = fn(base + i, n - i, needle, k)
+                        if not at or at - base >= hi:
+                            return
+                        yield at - base
+                        i = at - base + 1
+
+                _memmem = finds
+            except (ImportError, OSError, AttributeError):
+                _memmem = False
+    return _memmem if callable(_memmem) else None
+
+
 def _scan(
-    source: Source, lo: int, hi: int, needles: list[bytes], whole: bool, members: set[bytes], overlap: int
+    source: Source, lo: int, hi: int, needles: list[bytes], whole: bool, members: set[bytes], overlap: int,
+    finds: Finder = _bytes_finder, escapes: bool = True,
 ) -> set[int]:
-    """The lines with a match that starts in bytes ``[lo, hi)`` (read up to ``overlap`` bytes further)."""
+    """The lines with a match that starts in bytes ``[lo, hi)`` (read up to ``overlap`` bytes further), and
+    unless not ``escapes``, those with an escaped printable ASCII character there."""
     found: set[int] = set()
     starts = source.starts
     end = source.size
@@ -100,8 +175,7 @@ def _scan(
         buf = source.read(pos, min(size + overlap, end - pos))
         for needle in needles:
             k = len(needle)
-            i = buf.find(needle)
-            while 0 <= i < size:
+            for i in finds(buf, needle, 0, size):
                 prev = buf[i - 1] if i else before
                 if prev not in _ID_BYTES:
                     j = i + k
@@ -112,13 +186,36 @@ def _scan(
                         ok = buf[i : m.end() if m else j] in members
                     if ok:
                         found.add(line_of(pos + i))
-                i = buf.find(needle, i + 1)
-        for m in _ASCII_ESCAPE.finditer(buf, 0, size + 5):  # one C pass; a hit is rare
-            if m.start() < size:
-                found.add(line_of(pos + m.start()))
+        if escapes:
+            for i in finds(buf, _ESCAPE, 0, size):  # a hit is rare
+                if i + 4 < len(buf) and buf[i + 4] in _ESCAPED:
+                    found.add(line_of(pos + i))
         before = buf[size - 1]
         pos += size
     return found
+
+
+def _scan_threads(scan: "Callable[[int, int], set[int]]", start: int, end: int) -> set[int]:
+    """Scan ``[start, end)`` in two threads, a half each (the search lets go of the GIL)."""
+    mid = start + (end - start) // 2
+    theirs: list[set[int]] = []
+    failed: list[BaseException] = []
+
+    def second() -> None:
+        try:
+            theirs.append(scan(mid, end))
+        except BaseException as exc:  # given to the caller below
+            failed.append(exc)
+
+    t = threading.Thread(target=second, name="sv-idscan", daemon=True)
+    t.start()
+    try:
+        found = scan(start, mid)
+    finally:
+        t.join()
+    if failed:
+        raise failed[0]
+    return found | theirs[0]
 
 
 def _can_fork() -> bool:
@@ -172,11 +269,94 @@ def _scan_halves(scan: "Callable[[int, int], set[int]]", start: int, end: int) -
     return found | scan(mid, end)  # the child failed: scan its half here
 
 
+class Escapes:
+    """Where a file spells a printable ASCII character as an escape (``\\u0020``-``\\u007f``), found in a
+    background thread (``memmem`` lets go of the GIL) while the file is loaded: started before the load
+    (:meth:`start`), given to the loaded document when it read the file with the same stat (:func:`adopt`),
+    and counted only if the file still had that stat once all of it was searched."""
+
+    def __init__(self, path: str, finds: Finder) -> None:
+        self._finds = finds
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
+        try:
+            self.st = os.fstat(fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._offsets: array | None = None
+        self._lines: set[int] | None = None
+        self._thread = threading.Thread(target=self._run, args=(fd,), name="sv-escapes", daemon=True)
+        self._thread.start()
+
+    @classmethod
+    def start(cls, path: str) -> "Escapes | None":
+        """The search of ``path``, or None where it would hold the GIL (no ``memmem``) or cannot open it."""
+        finds = _memmem_finder()
+        if finds is None:
+            return None
+        try:
+            return cls(path, finds)
+        except OSError:
+            return None
+
+    def _run(self, fd: int) -> None:
+        try:
+            size = self.st.st_size
+            offsets = array("q")
+            pos = 0
+            while pos < size:
+                n = min(CHUNK, size - pos)
+                buf = os.pread(fd, min(n + 4, size - pos), pos)  # 4 more: the character after \u00
+                if len(buf) < min(n + 4, size - pos):
+                    return
+                for i in self._finds(buf, _ESCAPE, 0, n):
+                    if i + 4 < len(buf) and buf[i + 4] in _ESCAPED:
+                        offsets.append(pos + i)
+                pos += n
+            if _stat_key(os.fstat(fd)) == _stat_key(self.st):
+                self._offsets = offsets
+        except OSError:
+            return
+        finally:
+            os.close(fd)
+
+    def lines(self, source: Source) -> set[int] | None:
+        """The lines of ``source`` with such an escape, or None when the search does not count."""
+        self._thread.join()
+        if self._offsets is None:
+            return None
+        if self._lines is None:
+            starts = source.starts
+            self._lines = {bisect.bisect_right(starts, o) - 1 for o in self._offsets}
+        return self._lines
+
+
+_early: "weakref.WeakKeyDictionary[Source, Escapes]" = weakref.WeakKeyDictionary()
+
+
+def _stat_key(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def adopt(source: Source, st: os.stat_result | None, escapes: Escapes) -> bool:
+    """Let the id search of ``source`` (loaded with the stat ``st``) use ``escapes`` when it searched that same file."""
+    if st is None or _stat_key(st) != _stat_key(escapes.st) or source.size != st.st_size:
+        return False
+    _early[source] = escapes
+    return True
+
+
+class Paired(Protocol):
+    """What the id search needs of a session: an :class:`~.change.Editable` (whose module imports this one)."""
+
+    def pairing(self) -> Pairing: ...
+
+
 class IdPairing:
     """The pairing entries of the ids asked for so far (:meth:`cover`), exactly as the whole session's
     pairing has them: every record that mentions one of them is viewed, in order."""
 
-    def __init__(self, session: "Editable") -> None:
+    def __init__(self, session: "Paired") -> None:
         self.session = session
         self._covered: set[str] = set()
         self._lines: set[int] = set()

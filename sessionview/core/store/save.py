@@ -65,7 +65,7 @@ from sessionview.core.store.merge import Merge
 from sessionview.core.store.outcome import SaveResult, changed_on_disk, failed, rewriting
 from sessionview.core.store.render import Piece, Span, write_rendered
 from sessionview.core.store.paths import resolve_inside
-from sessionview.core.store.stamp import LoadStamp
+from sessionview.core.store.stamp import Digest, LoadStamp
 from sessionview.core.store.staging import Staging, TempFile
 from sessionview.core.store.steps import step
 from sessionview.core.store.tmpfiles import cleanup_temp_files
@@ -82,13 +82,18 @@ class _Loaded:
 
     appended: bytes
     size: int  # R: the stamp's size plus the appended bytes
-    sha256: str  # h_R: their hash
+    digest: "str | Digest"  # h_R: their hash (a stamp's, maybe still being taken: read :attr:`sha256`)
     st: os.stat_result
     prefix: "Future[tuple[hashlib._Hash, int]] | None" = None  # the stamp's prefix, still being hashed
     #: a settled stat of a file system that keeps ctime (:mod:`.proof`), taken before the content was proven
     #: to be R/h_R: while the file's stat stays this, it still is (no hashing); None: hash to recheck
     ref: os.stat_result | None = None
     proven_by_stat: bool = False  # the stamp's stat proved the content: nothing was hashed
+
+    @property
+    def sha256(self) -> str:
+        d = self.digest
+        return d if isinstance(d, str) else d.result()
 
 
 class _Save:
@@ -216,14 +221,14 @@ class _Save:
         if trusted and stamp.settled and fsio.stat_key(st) == stamp.key:
             # nothing was written to the file since the stat taken before it was loaded: it holds what was loaded
             step("check")
-            return _Loaded(b"", stamp.size, stamp.sha256, st, ref=st, proven_by_stat=True)
+            return _Loaded(b"", stamp.size, stamp.digest, st, ref=st, proven_by_stat=True)
         prefix = self.background().submit(hash_prefix, f.old_fd, stamp.size)  # checked after the new content is written
         step("check")
         appended = read_all(f.old_fd, stamp.size)
         size = stamp.size + len(appended)
         ref = st if trusted and st.st_size == size and proof.settled(st, before) else None
         if not appended:
-            return _Loaded(appended, stamp.size, stamp.sha256, st, prefix, ref)
+            return _Loaded(appended, stamp.size, stamp.digest, st, prefix, ref)
         h = self.prefix_hash(prefix)
         h.update(appended)
         return _Loaded(appended, size, h.hexdigest(), st, ref=ref)

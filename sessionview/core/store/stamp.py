@@ -1,4 +1,12 @@
-"""Load stamps: what was loaded, enough to tell later whether the file on disk is still that file."""
+"""Load stamps: what was loaded, enough to tell later whether the file on disk is still that file.
+
+The SHA-256 of a big file costs about 0.75 s per GiB. A file at rest (its ctime settled, on a file system
+that keeps ctime: :mod:`.proof`) may therefore be loaded without it (``digest=False``, see
+:func:`digest_deferrable`): its stamp then hashes it in a background thread (:class:`Digest`) while the save
+copies and syncs, and the hash counts only if the file's stat is still the one taken before it was loaded
+once all of it was read. Else the stamp's :attr:`LoadStamp.sha256` raises
+:class:`~sessionview.core.errors.Conflict` (the caller loads it again).
+"""
 
 from __future__ import annotations
 
@@ -6,19 +14,145 @@ import errno
 import hashlib
 import os
 import stat
+import threading
 import time
+import weakref
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Union
 
 from sessionview.core.doc.linescan import SourceChanged
 from sessionview.core.errors import Conflict
-from sessionview.core.store.fsio import O_CLOEXEC, O_NONBLOCK, read_range
-from sessionview.core.store.proof import settled
+from sessionview.core.store.fsio import O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK, read_range, stat_key
+from sessionview.core.store.proof import TRUSTED, fs_type, settled, trusts_ctime
 
 if TYPE_CHECKING:
-    from sessionview.core.doc.document import Document
+    from sessionview.core.doc.document import Document, Source
 
-__all__ = ["LoadStamp", "stamp_document", "stamp_bytes", "stamp_file"]
+__all__ = ["LoadStamp", "Digest", "adopt", "digest_deferrable", "deferred", "stamp_document", "stamp_bytes", "stamp_file"]
+
+DIGEST_CHUNK = 4 << 20  # bytes hashed per read in the background (few hand-offs of the GIL)
+#: a smaller file is hashed while it is loaded, as ever: it costs little, and a line appended right after
+#: the load is then rebased (a :class:`Digest` still being taken cannot prove the loaded bytes then)
+DEFER_MIN = 16 << 20
+
+
+class Digest:
+    """The SHA-256 of the first ``size`` bytes of a file, hashed in a background thread through a descriptor of
+    its own; it counts only while the file's stat stays ``st`` (settled, on a file system that keeps ctime).
+
+    ``Digest(path, st, size)``, after a load with the stat ``st``: ``path`` is opened again (the same inode,
+    or nothing). ``Digest(path)``, before the load: the stat is taken now and the load joins it when it read
+    the file with that same stat (:func:`adopt`). :meth:`result` gives the hash when the stat was still ``st``
+    once the last byte was read (so those were the bytes loaded: :mod:`.proof`), and raises :class:`Conflict`
+    otherwise."""
+
+    def __init__(self, path: str, st: os.stat_result | None = None, size: int | None = None) -> None:
+        self.path = path
+        self._value: str | None = None
+        self._why = "it could not be hashed"
+        fd = -1
+        if st is None:  # before the load: the reference stat is the one taken now
+            fd = os.open(path, os.O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW)
+            try:
+                st = os.fstat(fd)
+            except BaseException:
+                os.close(fd)
+                raise
+        self.st = st
+        self._size = st.st_size if size is None else size
+        self._thread = threading.Thread(target=self._run, args=(fd,), name="sv-stamp-hash", daemon=True)
+        self._thread.start()
+
+    def covers(self, st: os.stat_result, size: int) -> bool:
+        """Whether this hashes the file loaded with the stat ``st``, ``size`` bytes."""
+        return stat_key(self.st) == stat_key(st) and self._size == size
+
+    def _run(self, fd: int) -> None:
+        if fd < 0:
+            try:
+                fd = os.open(self.path, os.O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW)
+            except OSError as exc:
+                self._why = f"it could not be opened again: {exc.strerror or exc}"
+                return
+        try:
+            self._hash(fd)
+        except OSError as exc:
+            self._why = f"it could not be read again: {exc.strerror or exc}"
+        finally:
+            os.close(fd)
+
+    def _hash(self, fd: int) -> None:
+        changed = "it changed after it was loaded"
+        if stat_key(os.fstat(fd)) != stat_key(self.st):
+            self._why = changed
+            return
+        h = hashlib.sha256()
+        got = 0
+        while got < self._size:
+            chunk = os.pread(fd, min(DIGEST_CHUNK, self._size - got), got)
+            if not chunk:
+                break
+            h.update(chunk)
+            got += len(chunk)
+        now = os.fstat(fd)
+        if got != self._size or stat_key(now) != stat_key(self.st):
+            self._why = changed
+        elif not trusts_ctime(fd, now):
+            self._why = "it is mapped writable by a process, so its content cannot be proven unchanged"
+        else:
+            self._value = h.hexdigest()
+
+    def result(self) -> str:
+        self._thread.join()
+        if self._value is None:
+            raise Conflict(f"conflict: {self.path} changed on disk while it was being loaded ({self._why})", self.path)
+        return self._value
+
+
+_early: "weakref.WeakKeyDictionary[Source, Digest]" = weakref.WeakKeyDictionary()
+
+
+def adopt(doc: Document, digest: Digest) -> bool:
+    """Let ``doc``'s stamp use ``digest``, started before ``doc`` was loaded, when it hashes the very file
+    loaded (the same stat, the same size) and the load may defer its digest (:func:`deferred`)."""
+    st = doc.loaded_stat
+    if st is None or not deferred(doc) or not digest.covers(st, doc.source.size):
+        return False
+    _early[doc.source] = digest
+    return True
+
+
+def digest_deferrable(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is at rest, so it may be loaded without its SHA-256 (``Document.load(digest=False)``)
+    and stamped with a :class:`Digest`: a regular file of :data:`DEFER_MIN` bytes or more whose ctime is
+    settled, on a file system that keeps ctime. A loader checks the loaded document again (:func:`deferred`) and loads it with the digest if not."""
+    try:
+        fd = os.open(path, os.O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        before = time.time_ns()
+        st = os.fstat(fd)
+        return stat.S_ISREG(st.st_mode) and st.st_size >= DEFER_MIN and settled(st, before) and fs_type(fd) in TRUSTED
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def deferred(doc: Document) -> bool:
+    """Whether ``doc``, loaded without its digest, gets a :class:`Digest`: it was settled when it was loaded."""
+    st = doc.loaded_stat
+    before = getattr(doc, "loaded_at_ns", None)
+    return (
+        doc.path is not None
+        and doc.source.sha256 is None
+        and st is not None
+        and before is not None
+        and doc.source.size == st.st_size
+        and stat.S_ISREG(st.st_mode)
+        and settled(st, before)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,11 +165,18 @@ class LoadStamp:
     ino: int
     size: int
     mtime_ns: int
-    sha256: str  # hex digest of the ``size`` loaded bytes
+    #: hex digest of the ``size`` loaded bytes, or the :class:`Digest` taking it (read :attr:`sha256`)
+    digest: Union[str, Digest]
     #: the ctime of the stat taken before the bytes were read, and whether it was settled then
     #: (:func:`sessionview.core.store.proof.settled`): a save may then prove the file unchanged by its stat alone
     ctime_ns: int = field(default=0, compare=False)
     settled: bool = field(default=False, compare=False)
+
+    @property
+    def sha256(self) -> str:
+        """Hex digest of the ``size`` loaded bytes (waits for a :class:`Digest`; :class:`Conflict` if it failed)."""
+        d = self.digest
+        return d if isinstance(d, str) else d.result()
 
     @property
     def key(self) -> tuple[int, int, int, int, int]:
@@ -46,9 +187,10 @@ class LoadStamp:
 def stamp_document(doc: Document) -> LoadStamp:
     """The stamp of a loaded :class:`Document` (hashes its source incrementally, never whole).
 
-    Take it right after loading: unless the document computed its digest while loading, the hash is read
-    now through its open file descriptor, so a file rewritten in place since then would be stamped as it
-    is now, not as it was loaded.
+    A document loaded without its digest while it was at rest (:func:`deferred`) gets a :class:`Digest`,
+    hashed in the background and proven by the stat. Otherwise take it right after loading: unless the
+    document computed its digest while loading, the hash is read now through its open file descriptor, so a
+    file rewritten in place since then would be stamped as it is now, not as it was loaded.
     """
     if doc.path is None:
         raise ValueError("the document has no path")
@@ -56,8 +198,13 @@ def stamp_document(doc: Document) -> LoadStamp:
     before = getattr(doc, "loaded_at_ns", None)  # the clock read right before that stat
     if st is None:
         st, before = os.stat(doc.path), None
+    digest: str | Digest
     try:
-        digest = doc.source_digest()
+        early = _early.pop(doc.source, None)
+        if early is not None and early.covers(st, doc.source.size):
+            digest = early
+        else:
+            digest = Digest(doc.path, st, doc.source.size) if deferred(doc) else doc.source_digest()
     except SourceChanged as exc:
         raise Conflict(f"conflict: {doc.path} changed on disk while it was being loaded ({exc})", doc.path) from exc
     return LoadStamp(
