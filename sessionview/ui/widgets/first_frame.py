@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from textual.screen import Screen
 from textual.widget import Widget
 
 WAIT = 0.5  # seconds: if no frame is written by then (nothing to show, a covered screen), run anyway
@@ -45,3 +46,19 @@ class FirstFrame:
         waiting, self._waiting = self._waiting, None
         for callback in waiting or ():
             callback()
+
+
+class FirstFrameScreen(Screen):
+    """A screen whose first frame is drawn once. Textual mounts the first screen inside a batch and draws a frame
+    there that it does not write; the frame written after the batch is drawn again. This screen draws none
+    inside the batch: it draws (and writes) the first frame once the batch is over."""
+
+    _held_frame = False
+
+    def _compositor_refresh(self) -> None:
+        if self.app._batch_count and self.is_current:
+            self._held_frame = self._repaint_required = True  # drawn once the batch is over
+            return
+        if self._held_frame:  # this one: the compositor still holds the whole screen as dirty, so it draws it all
+            self._held_frame = self._repaint_required = False
+        super()._compositor_refresh()

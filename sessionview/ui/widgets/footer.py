@@ -6,13 +6,15 @@ the session screen does whenever its state changes (opening, live, idle, …) an
 starts. This one rebuilds once per frame at most, and only when the keys shown, their descriptions or
 whether they are enabled differ from what is on screen. It is built first after :meth:`release` (the session
 screen releases it once the transcript's first frame is drawn) or after ``HOLD`` seconds, so that the keys do
-not delay the first screen."""
+not delay the first screen. The session screen mounts it only then (:func:`mount_in`): its first frame
+has an empty row in its place, which looks the same as a footer with no keys yet."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer
 
 
@@ -61,3 +63,13 @@ class SessionFooter(Footer):
         if signature != self._shown:
             self._shown = signature
             await self.recompose()
+
+
+def mount_in(space: Widget) -> SessionFooter:
+    """Mount the session screen's footer in ``space``, the row that held its place in the first frame, and show
+    its keys (Textual's footer, its style sheet and its keys are not needed before the first frame). Inside it,
+    not instead of it: no frame in between shows the row without either."""
+    footer = SessionFooter(compact=True)
+    space.mount(footer)
+    footer.release()
+    return footer
