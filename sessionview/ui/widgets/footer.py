@@ -21,14 +21,20 @@ from textual.widgets import Footer
 class SessionFooter(Footer):
     HOLD = 0.5
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, held: bool = True, **kwargs: Any) -> None:
+        """``held=False``: the keys are composed with the footer itself (when it is mounted after the first frame)."""
         super().__init__(*args, **kwargs)
         self._due = False
-        self._held = True
+        self._held = held
         self._shown: tuple | None = None
+        if not held:
+            self.set_reactive(Footer._bindings_ready, True)
 
     def _on_mount(self) -> None:  # Footer.on_mount runs too (Textual calls the handlers of every class)
-        self.set_timer(self.HOLD, self._release)
+        if self._held:
+            self.set_timer(self.HOLD, self._release)
+        else:
+            self._shown = self._signature()  # the keys its compose just built
 
     def release(self) -> None:
         """Show the keys from now on (from any widget's handler: the footer rebuilds in its own)."""
@@ -66,10 +72,9 @@ class SessionFooter(Footer):
 
 
 def mount_in(space: Widget) -> SessionFooter:
-    """Mount the session screen's footer in ``space``, the row that held its place in the first frame, and show
-    its keys (Textual's footer, its style sheet and its keys are not needed before the first frame). Inside it,
-    not instead of it: no frame in between shows the row without either."""
-    footer = SessionFooter(compact=True)
+    """Mount the session screen's footer, with its keys, in ``space``, the row that held its place in the first
+    frame (Textual's footer, its style sheet and its keys are not needed before the first frame). Inside it, not
+    instead of it: no frame in between shows the row without either."""
+    footer = SessionFooter(compact=True, held=False)
     space.mount(footer)
-    footer.release()
     return footer
