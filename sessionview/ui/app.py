@@ -121,18 +121,18 @@ class SessionViewApp(App[int]):
             )
         else:
             from sessionview.ui.screens.session import SessionScreen
+            from sessionview.ui.widgets.first_frame import draw_first_frame_once
 
-            self.push_screen(
-                SessionScreen(
-                    self.path,
-                    display=self.display_path,
-                    standalone=True,
-                    prefetch=self.prefetch,
-                    clock=self.clock,
-                    poll_interval=self.poll_interval,
-                    read_only=self.read_only,
-                )
+            screen = SessionScreen(
+                self.path,
+                display=self.display_path,
+                standalone=True,
+                prefetch=self.prefetch,
+                clock=self.clock,
+                poll_interval=self.poll_interval,
+                read_only=self.read_only,
             )
+            self.push_screen(draw_first_frame_once(screen))  # pushed inside Textual's mount batch
 
     def _apply_keymap(self) -> dict[str, str]:
         """The user's ``[keymap]`` (binding id = keys) from the config file, if there is one. Mistakes in

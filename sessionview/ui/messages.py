@@ -26,7 +26,7 @@ class _Data(Message):
 
     _fields: ClassVar[tuple[str, ...]] = ()
     _defaults: ClassVar[dict[str, Any]] = {}
-    __hash__ = None  # type: ignore[assignment]  (as a dataclass with eq: equal by its fields, so not hashable)
+    __hash__ = None  # as a dataclass with eq: equal by its fields, so not hashable
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

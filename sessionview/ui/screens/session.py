@@ -20,6 +20,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.reactive import reactive
+from textual.screen import Screen
 
 from sessionview.core.text import escape_control
 from sessionview.core.view.transcript import Filter, TranscriptModel
@@ -27,7 +28,6 @@ from sessionview.ui import messages as msg
 from sessionview.ui.controllers.actions import EDIT_BINDING_IDS, WRITE_ACTIONS, may_edit
 from sessionview.ui.controllers.follow import STATS_AUTO_LIMIT, Follow
 from sessionview.ui.screens.lifetimes import StatusLifetimes
-from sessionview.ui.widgets.first_frame import FirstFrameScreen
 from sessionview.ui.widgets.header import SessionHeader, SessionStatus
 from sessionview.ui.widgets.transcript import TranscriptView
 
@@ -47,7 +47,7 @@ def _controller(module: str, name: str, *needs: str) -> Any:
     return cached_property(make)
 
 
-class SessionScreen(FirstFrameScreen):
+class SessionScreen(Screen):
     CSS_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "session.tcss")
 
     BINDINGS = [

@@ -48,17 +48,23 @@ class FirstFrame:
             callback()
 
 
-class FirstFrameScreen(Screen):
-    """A screen whose first frame is drawn once. Textual mounts the first screen inside a batch and draws a frame
-    there that it does not write; the frame written after the batch is drawn again. This screen draws none
-    inside the batch: it draws (and writes) the first frame once the batch is over."""
+def draw_first_frame_once(screen: Screen) -> Screen:
+    """``screen``, drawing no frame inside Textual's mount batch. Textual mounts the app's first screen inside a
+    batch and draws a frame there that it does not write; the frame written after the batch is drawn again.
+    This screen's first drawn frame is the written one: the compositor still holds the whole screen as dirty
+    then, so it draws all of it. (The screen's own ``_compositor_refresh``, wrapped: the session screen itself
+    stays a plain composed ``Screen``.)"""
+    refresh = screen._compositor_refresh
+    held = False
 
-    _held_frame = False
-
-    def _compositor_refresh(self) -> None:
-        if self.app._batch_count and self.is_current:
-            self._held_frame = self._repaint_required = True  # drawn once the batch is over
+    def compositor_refresh() -> None:
+        nonlocal held
+        if screen.app._batch_count and screen.is_current:
+            held = screen._repaint_required = True  # drawn once the batch is over
             return
-        if self._held_frame:  # this one: the compositor still holds the whole screen as dirty, so it draws it all
-            self._held_frame = self._repaint_required = False
-        super()._compositor_refresh()
+        if held:
+            held = screen._repaint_required = False
+        refresh()
+
+    screen.__dict__["_compositor_refresh"] = compositor_refresh  # an instance attribute: it shadows the method
+    return screen
