@@ -55,18 +55,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     known = set(COMMANDS)
     first = next((a for a in argv if not a.startswith("-") or a == "--"), None)
     # "sessionview COMMAND ...": a parser of that command alone (its help and errors are the same; building
-    # every command's parser and importing every command's module is most of a cold start)
-    parser = build_parser(argv[0] if argv and argv[0] in known else None)
-    args = None
+    # every command's parser and importing every command's module is most of a cold start); "sessionview
+    # [PATH]" (the app) builds none of them
+    args = parser = None
     try:
-        if argv and (argv[0] in known or argv[0] in ("-h", "--help", "--version")):
+        if (first is not None and first in known) or (argv and argv[0] in ("-h", "--help", "--version")):
+            parser = build_parser(argv[0] if argv[0] in known else None)
             args = parse_command(parser, argv)
-        elif first is None or first not in known:
-            args = tui_parser().parse_args(argv)
         else:
-            args = parse_command(parser, argv)
+            args = tui_parser().parse_args(argv)
         if not getattr(args, "func", None):
-            parser.print_help()
+            (parser or build_parser()).print_help()
             return 2
         if any(":" in a for a in argv):  # a remote address (ssh://host/path or host:path)?
             from sessionview.cli.remote import route

@@ -17,6 +17,10 @@ from textual.screen import Screen
 from sessionview.core.text import escape_control
 
 
+_HERE = os.path.dirname(os.path.abspath(__file__))
+#: the style sheet of the first screen (each screen's CSS_PATH; the same path, so Textual reads it only once)
+_FIRST_SCREEN_CSS = {True: os.path.join(_HERE, "screens", "browser.tcss"), False: os.path.join(_HERE, "screens", "session.tcss")}
+
 try:  # what a whole frame is: Textual's own class for it (any update, in a Textual without it)
     from textual._compositor import LayoutUpdate as _WHOLE_FRAME
 except ImportError:  # pragma: no cover
@@ -27,7 +31,7 @@ class SessionViewApp(App[int]):
     """Browse a directory of sessions, or read and follow one session file."""
 
     TITLE = "sessionview"
-    CSS_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "app.tcss")
+    CSS_PATH = os.path.join(_HERE, "app.tcss")
     ENABLE_COMMAND_PALETTE = True
 
     BINDINGS = [
@@ -51,7 +55,10 @@ class SessionViewApp(App[int]):
         host_timeout: float = 10.0,
         remote: Any = None,
     ) -> None:
-        super().__init__()
+        listing = (not local or os.path.isdir(path)) if remote is None else getattr(remote, "is_dir", False)
+        # the first screen's style sheet read with the app's: pushing that screen then parses no style sheet
+        # again (Textual parses every source anew when a screen brings a file of its own)
+        super().__init__(css_path=[self.CSS_PATH, _FIRST_SCREEN_CSS[bool(listing)]])
         #: the hosts the session list shows besides the local directory (None: the [hosts] of config.toml)
         self.hosts = hosts
         self.local = local  # False: only the hosts (sessionview hosts --app, or a remote directory)
@@ -114,18 +121,18 @@ class SessionViewApp(App[int]):
             )
         else:
             from sessionview.ui.screens.session import SessionScreen
+            from sessionview.ui.widgets.first_frame import draw_first_frame_once
 
-            self.push_screen(
-                SessionScreen(
-                    self.path,
-                    display=self.display_path,
-                    standalone=True,
-                    prefetch=self.prefetch,
-                    clock=self.clock,
-                    poll_interval=self.poll_interval,
-                    read_only=self.read_only,
-                )
+            screen = SessionScreen(
+                self.path,
+                display=self.display_path,
+                standalone=True,
+                prefetch=self.prefetch,
+                clock=self.clock,
+                poll_interval=self.poll_interval,
+                read_only=self.read_only,
             )
+            self.push_screen(draw_first_frame_once(screen))  # pushed inside Textual's mount batch
 
     def _apply_keymap(self) -> dict[str, str]:
         """The user's ``[keymap]`` (binding id = keys) from the config file, if there is one. Mistakes in

@@ -21,9 +21,11 @@ def _escape(text: str) -> str:
 
 def run(path: str, *, read_only: bool = False) -> int:
     """Open the app on a directory or a single session file (local, or a remote address). Returns the exit code."""
-    from sessionview.remote.address import parse
+    address = None
+    if path and ":" in path:  # every remote address has one (sessionview.remote.address): a local path imports none of it
+        from sessionview.remote.address import parse
 
-    address = parse(path) if path else None
+        address = parse(path)
     if address is not None:
         return run_remote(path, address, read_only=read_only)
     p = os.path.abspath(path or ".")

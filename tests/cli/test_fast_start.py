@@ -60,3 +60,19 @@ def test_the_whole_help_is_unchanged(monkeypatch, capsys):
     out = capsys.readouterr().out
     assert out == build_parser().format_help()
     assert all(f"    {name}" in out for name in COMMANDS)
+
+
+@pytest.mark.parametrize("argv", [["{f}"], ["--read-only", "{f}"], []])
+def test_the_app_builds_no_commands_parser(argv, tmp_path, monkeypatch):
+    """``sessionview [PATH]`` (the app) parses its arguments with the app's own parser alone."""
+    import sessionview.cli as cli
+    import sessionview.ui.launch as launch
+
+    p = tmp_path / "s.jsonl"
+    p.write_text('{"role":"user","content":"hi"}\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cli, "build_parser", lambda *a: pytest.fail("a command's parser was built"))
+    ran = []
+    monkeypatch.setattr(launch, "run", lambda path, read_only=False: ran.append((path, read_only)) or 0)
+    assert main([a.replace("{f}", str(p)) for a in argv]) == 0
+    assert ran == [(str(p) if argv else ".", "--read-only" in argv)]

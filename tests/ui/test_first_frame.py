@@ -90,3 +90,31 @@ async def test_the_index_starts_after_the_first_frame(tmp_path: Path, monkeypatc
         await opened(pilot)
         assert order[:2] == ["frame", "index"]
         assert "message 1999" in entry_text(app.screen, len(app.screen.model))
+
+
+async def test_the_first_frame_is_drawn_once_and_the_footer_comes_after_it(tmp_path: Path, monkeypatch):
+    """Textual mounts the first screen inside a batch and writes no frame drawn there: the session screen draws
+    none inside it, so its first drawn frame is the one written. The footer (Textual's, with its style sheet)
+    is mounted only after that frame, in the row that held its place."""
+    from textual._compositor import LayoutUpdate
+
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(record({"role": "user", "content": "hello"}) + record({"role": "assistant", "content": "hi"}))
+    app = SessionViewApp(p, clock=fixed_clock)
+    shown = app._display
+    frames: list[tuple[int, bool]] = []  # (the app's batch depth, whether the footer was there) of each whole frame
+
+    def display(screen, renderable):
+        if isinstance(renderable, LayoutUpdate) and screen is app.screen:
+            frames.append((app._batch_count, bool(screen.query(SessionFooter))))
+        shown(screen, renderable)
+
+    monkeypatch.setattr(app, "_display", display)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        await wait_for(pilot, lambda: bool(screen.query(SessionFooter)), what="the footer")
+        assert frames and frames[0] == (0, False)  # drawn once the batch was over, before the footer
+        assert all(depth == 0 for depth, _ in frames)
+        footer = screen.query_one(SessionFooter)
+        assert footer.parent is screen.query_one("#footer-space") and footer.region == footer.parent.region
+        await wait_for(pilot, lambda: bool(footer.query(FooterKey)), what="the footer's keys")

@@ -15,7 +15,6 @@ from __future__ import annotations
 import difflib
 import json
 import re
-import shlex
 from dataclasses import dataclass
 from typing import Any
 
@@ -190,6 +189,8 @@ def command_text(command: Any) -> str | None:
     if isinstance(command, list) and command and all(isinstance(w, str) for w in command):
         if len(command) == 3 and command[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") and command[1] in ("-c", "-lc", "-lic"):
             return command[2]
+        import shlex  # only here: not imported before the first screen
+
         return shlex.join(command)
     return None
 

@@ -28,7 +28,6 @@ from sessionview.ui import messages as msg
 from sessionview.ui.controllers.actions import EDIT_BINDING_IDS, WRITE_ACTIONS, may_edit
 from sessionview.ui.controllers.follow import STATS_AUTO_LIMIT, Follow
 from sessionview.ui.screens.lifetimes import StatusLifetimes
-from sessionview.ui.widgets.footer import SessionFooter
 from sessionview.ui.widgets.header import SessionHeader, SessionStatus
 from sessionview.ui.widgets.transcript import TranscriptView
 
@@ -159,7 +158,7 @@ class SessionScreen(Screen):
         yield SessionStatus(transcript, id="status").data_bind(
             s.model, s.notice, s.notice_detail, s.index_progress, s.search_status, s.busy, s.edit_status, s.revision, s.position
         )
-        yield SessionFooter(compact=True)
+        yield Horizontal(id="footer-space")  # the footer's row until the first frame is out (on_mount)
 
     @property
     def transcript(self) -> TranscriptView:
@@ -203,7 +202,8 @@ class SessionScreen(Screen):
 
     def on_mount(self) -> None:
         self.transcript.links = self.follow.links
-        self.transcript.call_after_first_frame(self.query_one(SessionFooter).release)
+        self.transcript.call_after_first_frame(  # the footer once the first frame is out (widgets.footer)
+            lambda: importlib.import_module("sessionview.ui.widgets.footer").mount_in(self.query_one("#footer-space")))
         self.transcript.focus()
         self.edit_status = self.read_only_reason or ""  # it stays on the status line: why nothing can be edited
         self.follow.start_open("")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from textual.screen import Screen
 from textual.widget import Widget
 
 WAIT = 0.5  # seconds: if no frame is written by then (nothing to show, a covered screen), run anyway
@@ -45,3 +46,25 @@ class FirstFrame:
         waiting, self._waiting = self._waiting, None
         for callback in waiting or ():
             callback()
+
+
+def draw_first_frame_once(screen: Screen) -> Screen:
+    """``screen``, drawing no frame inside Textual's mount batch. Textual mounts the app's first screen inside a
+    batch and draws a frame there that it does not write; the frame written after the batch is drawn again.
+    This screen's first drawn frame is the written one: the compositor still holds the whole screen as dirty
+    then, so it draws all of it. (The screen's own ``_compositor_refresh``, wrapped: the session screen itself
+    stays a plain composed ``Screen``.)"""
+    refresh = screen._compositor_refresh
+    held = False
+
+    def compositor_refresh() -> None:
+        nonlocal held
+        if screen.app._batch_count and screen.is_current:
+            held = screen._repaint_required = True  # drawn once the batch is over
+            return
+        if held:
+            held = screen._repaint_required = False
+        refresh()
+
+    screen.__dict__["_compositor_refresh"] = compositor_refresh  # an instance attribute: it shadows the method
+    return screen

@@ -6,27 +6,35 @@ the session screen does whenever its state changes (opening, live, idle, …) an
 starts. This one rebuilds once per frame at most, and only when the keys shown, their descriptions or
 whether they are enabled differ from what is on screen. It is built first after :meth:`release` (the session
 screen releases it once the transcript's first frame is drawn) or after ``HOLD`` seconds, so that the keys do
-not delay the first screen."""
+not delay the first screen. The session screen mounts it only then (:func:`mount_in`): its first frame
+has an empty row in its place, which looks the same as a footer with no keys yet."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer
 
 
 class SessionFooter(Footer):
     HOLD = 0.5
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, held: bool = True, **kwargs: Any) -> None:
+        """``held=False``: the keys are composed with the footer itself (when it is mounted after the first frame)."""
         super().__init__(*args, **kwargs)
         self._due = False
-        self._held = True
+        self._held = held
         self._shown: tuple | None = None
+        if not held:
+            self.set_reactive(Footer._bindings_ready, True)
 
     def _on_mount(self) -> None:  # Footer.on_mount runs too (Textual calls the handlers of every class)
-        self.set_timer(self.HOLD, self._release)
+        if self._held:
+            self.set_timer(self.HOLD, self._release)
+        else:
+            self._shown = self._signature()  # the keys its compose just built
 
     def release(self) -> None:
         """Show the keys from now on (from any widget's handler: the footer rebuilds in its own)."""
@@ -61,3 +69,12 @@ class SessionFooter(Footer):
         if signature != self._shown:
             self._shown = signature
             await self.recompose()
+
+
+def mount_in(space: Widget) -> SessionFooter:
+    """Mount the session screen's footer, with its keys, in ``space``, the row that held its place in the first
+    frame (Textual's footer, its style sheet and its keys are not needed before the first frame). Inside it, not
+    instead of it: no frame in between shows the row without either."""
+    footer = SessionFooter(compact=True, held=False)
+    space.mount(footer)
+    return footer
