@@ -6,8 +6,8 @@ them to :class:`Follow`):
 * open (thread): open the file end first, so the last page shows at once;
 * index (thread): build the full line index, then line numbers are known;
 * stats (thread): counts, tokens and tool-call pairing over every record;
-* follow (thread): poll the file with a :class:`~sessionview.core.tail.Follower` every few milliseconds, or
-  when inotify says it changed (:func:`~sessionview.core.tail_wake.poll_loop`).
+* follow (thread): poll the file with a :class:`~sessionview.core.tail.Follower` when it changed (inotify), or
+  every few milliseconds (:func:`~sessionview.core.tail_wake.poll_loop`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from sessionview.core.doc.document import open_regular
 from sessionview.core.doc.model import View
 from sessionview.core.fileaccess import FileAccess
 from sessionview.core.tail import Appended, Compacted, Deleted, Follower, Pending, Renamed, Replaced, Truncated, follower_for
-from sessionview.core.tail_open import full_index
+from sessionview.core.tail_open import full_index, heap_gives_back
 from sessionview.core.tail_wake import Wake, poll_loop
 from sessionview.core.text import escape_control
 from sessionview.core.view.stats import Stats
@@ -250,6 +250,7 @@ class Follow:
 
     def _stats_worker(self, generation: int, model: TranscriptModel) -> None:
         worker = get_current_worker()
+        heap_gives_back()
         stats = model.compute_stats(lambda: worker.is_cancelled)
         if stats is not None:
             self.host.post_message(msg.StatsReady(generation, stats))
@@ -324,8 +325,7 @@ class Follow:
                         follower = follower_for(path, access=self.access)
                         if offset == -1:
                             follower.poll()  # a document: only changes after this matter
-                        else:
-                            # the file could not be opened before: now it can
+                        else:  # the file could not be opened before: now it can
                             self.host.post_message(msg.FollowEvents(generation, [Replaced("the file appeared")]))
                             return
                 except OSError:
