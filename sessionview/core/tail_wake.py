@@ -43,6 +43,8 @@ FILE_MASK = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SE
 DIR_MASK = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
 WATCHED_POLL = 0.25  # seconds between two polls of a watched file that did not change (the safety net)
 MIN_GAP = 0.25  # of the poll interval: the least time between two polls woken by changes (a burst of writes)
+MISS_GRACE = 0.02  # seconds a notice may come after the change a poll found
+MISSES = 2  # changes found by fallback polls and never reported that end the watching
 _HEADER = struct.Struct("iIII")  # wd, mask, cookie, len (then len bytes of name)
 
 _libc: Any = None
@@ -164,12 +166,12 @@ class Wake:
         """Wait up to ``timeout`` seconds or until stopped; changes reported meanwhile stay queued."""
         self._stopped.wait(timeout)
 
-    def pending(self) -> bool:
-        """Whether a change was reported and not waited for yet (consumed)."""
+    def pending(self, timeout: float = 0.0) -> bool:
+        """Whether a change was reported (within ``timeout`` seconds) and not waited for yet (consumed)."""
         if self._fd < 0:
             return False
         try:
-            ready, _, _ = select.select([self._fd], [], [], 0)
+            ready, _, _ = select.select([self._fd], [], [], timeout)
         except (OSError, ValueError):
             return False
         return bool(ready) and self._drain()
@@ -199,16 +201,21 @@ def poll_loop(wake: Wake, follower: Any, path: str, interval: float, post: Calla
     """Poll ``follower`` (a :class:`~sessionview.core.tail.Follower`) and ``post`` what it reports, until
     ``wake`` is set: every ``interval`` seconds; once ``wake`` is armed and watches ``path``, when the file
     changed (at most every ``MIN_GAP * interval``) and every WATCHED_POLL otherwise, while the follower is
-    settled. A fallback poll that finds a change the watch did not report ends the watching."""
+    settled. Fallback polls that find changes the watch did not report (MISSES of them) end the watching."""
     timed_out = False
+    misses = 0
     while not wake.is_set():
         ident = getattr(follower, "ident", None)
         last = time.monotonic()
         events = follower.poll()
         if events:
-            if timed_out and wake.watching and not wake.pending():
-                wake.unwatch()  # a change the kernel did not report: poll from now on
-            elif wake.watching and getattr(follower, "ident", None) != ident:
+            # a change the kernel did not report (twice: a writer may be preempted between growing the file
+            # and queueing the notice): poll from now on
+            if timed_out and wake.watching and not wake.pending(MISS_GRACE):
+                misses += 1
+                if misses >= MISSES:
+                    wake.unwatch()
+            if wake.watching and getattr(follower, "ident", None) != ident:
                 wake.watch_file()  # a new file at the path
             post(events)
         if wake.armed and not wake.watching:
