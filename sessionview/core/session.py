@@ -39,6 +39,12 @@ _PROBLEM_SEVERITY = {
 CACHE_BYTES = 4 << 20
 
 
+def _weight(parsed: Parsed) -> int:
+    """What a kept parse counts against CACHE_BYTES: its line's size when it holds a value (an oversized or
+    invalid line holds none)."""
+    return parsed.size if parsed.value is not None else 0
+
+
 class JsonlSession(Session):
     def __init__(self, doc: Document, adapter: Adapter | None = None, cap: int = DEFAULT_CAP, cache_size: int = 2048, cache_bytes: int = CACHE_BYTES):
         self.doc = doc
@@ -123,10 +129,10 @@ class JsonlSession(Session):
 
     def _keep(self, key: tuple[int, int | None], result: Parsed) -> None:
         old = self._cache.pop(key, None)
-        self._cached += result.size - (old.size if old is not None else 0)
+        self._cached += _weight(result) - (_weight(old) if old is not None else 0)
         self._cache[key] = result
         while len(self._cache) > 1 and (len(self._cache) > self._cache_size or self._cached > self._cache_bytes):
-            self._cached -= self._cache.popitem(last=False)[1].size
+            self._cached -= _weight(self._cache.popitem(last=False)[1])
 
     def raw_preview(self, number: int, limit: int = RAW_PREVIEW) -> bytes:
         if self.doc.record_size(number) <= limit:

@@ -181,6 +181,7 @@ def test_without_inotify_the_loop_polls(tmp_path, monkeypatch):
 def test_the_parse_cache_holds_a_bounded_number_of_line_bytes():
     """A followed session parses and draws every new record: the parses kept are bounded by the bytes of
     their lines, not only by their count (a long follow kept 2048 parsed records, tens of MB)."""
+    from sessionview.core.doc.parse import Parsed, Status
     from sessionview.core.session import JsonlSession
 
     line = b'{"role":"user","content":"' + b"x" * 1000 + b'"}\n'
@@ -190,4 +191,6 @@ def test_the_parse_cache_holds_a_bounded_number_of_line_bytes():
         assert s.view(n).text == "x" * 1000
     assert len(s._cache) == 20  # the last 20
     assert s._cached == sum(p.size for p in s._cache.values())
+    s._keep((0, None), Parsed(Status.OVERSIZED, error='big', size=1 << 30))  # (holds nothing: evicts nothing)
+    assert len(s._cache) == 21
     assert s.view(200).text == "x" * 1000 and s.view(1).text == "x" * 1000  # (parsed again when needed)
