@@ -35,13 +35,26 @@ _PROBLEM_SEVERITY = {
 }
 
 
+# The parse of a line takes a few times its size in memory: a session followed for hours (each new record
+# is parsed and drawn) keeps its last ~4 MiB of lines parsed, not its last 2048 lines (some 60 MB).
+CACHE_BYTES = 4 << 20
+
+
+def _weight(parsed: Parsed) -> int:
+    """What a kept parse counts against CACHE_BYTES: its line's size when it holds a value (an oversized or
+    invalid line holds none)."""
+    return parsed.size if parsed.value is not None else 0
+
+
 class JsonlSession(Session):
-    def __init__(self, doc: Document, adapter: Adapter | None = None, cap: int = DEFAULT_CAP, cache_size: int = 2048):
+    def __init__(self, doc: Document, adapter: Adapter | None = None, cap: int = DEFAULT_CAP, cache_size: int = 2048, cache_bytes: int = CACHE_BYTES):
         self.doc = doc
         self.path = doc.path
         self.cap = cap
         self._cache: OrderedDict[tuple[int, int | None], Parsed] = OrderedDict()
         self._cache_size = cache_size
+        self._cache_bytes = cache_bytes  # the parsed records kept hold this many bytes of lines at most
+        self._cached = 0  # bytes of the lines whose parse is kept
         self._stamp: tuple[Source, LoadStamp] | None = None
         self._ids: tuple[Document, list[tuple[int, str | None, str | None]]] | None = None
         self._derived: dict[str, Any] = {}  # what is built from ``_ids`` (branches, superseded copies)
@@ -116,9 +129,11 @@ class JsonlSession(Session):
         return result
 
     def _keep(self, key: tuple[int, int | None], result: Parsed) -> None:
+        old = self._cache.pop(key, None)
+        self._cached += _weight(result) - (_weight(old) if old is not None else 0)
         self._cache[key] = result
-        if len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
+        while len(self._cache) > 1 and (len(self._cache) > self._cache_size or self._cached > self._cache_bytes):
+            self._cached -= _weight(self._cache.popitem(last=False)[1])
 
     def raw_preview(self, number: int, limit: int = RAW_PREVIEW) -> bytes:
         if self.doc.record_size(number) <= limit:

@@ -170,6 +170,12 @@ class Follower:
         return self._pending_size
 
     @property
+    def settled(self) -> bool:
+        """Whether only a change to the file can bring news: no shrunken file is being waited out and the
+        last poll read everything (else poll again soon, changed or not)."""
+        return self._shrunk_since is None and not self._more
+
+    @property
     def lines(self) -> int | None:
         """Complete lines reported (None: unknown, the follower started at a huge offset)."""
         return self._lines

@@ -6,13 +6,13 @@ them to :class:`Follow`):
 * open (thread): open the file end first, so the last page shows at once;
 * index (thread): build the full line index, then line numbers are known;
 * stats (thread): counts, tokens and tool-call pairing over every record;
-* follow (thread): poll the file with a :class:`~sessionview.core.tail.Follower` every few milliseconds.
+* follow (thread): poll the file with a :class:`~sessionview.core.tail.Follower` when it changed (inotify), or
+  every few milliseconds (:func:`~sessionview.core.tail_wake.poll_loop`).
 """
 
 from __future__ import annotations
 
 import os
-import threading
 import time
 from functools import partial
 from typing import Any, Callable
@@ -24,7 +24,8 @@ from sessionview.core.doc.document import open_regular
 from sessionview.core.doc.model import View
 from sessionview.core.fileaccess import FileAccess
 from sessionview.core.tail import Appended, Compacted, Deleted, Follower, Pending, Renamed, Replaced, Truncated, follower_for
-from sessionview.core.tail_open import full_index
+from sessionview.core.tail_open import full_index, heap_gives_back
+from sessionview.core.tail_wake import Wake, poll_loop
 from sessionview.core.text import escape_control
 from sessionview.core.view.stats import Stats
 from sessionview.core.view.transcript import TranscriptModel
@@ -64,7 +65,7 @@ class Follow:
         self.last_change: float | None = None
         self.pending_goto: int | None = None
         self._compaction: tuple[Compacted, int | None] | None = None  # the event and the count before it
-        self._stop_follow: threading.Event | None = None
+        self._stop_follow: Wake | None = None
         self.start_at_first_prompt = False  # go to the first prompt once the index is there
         self._live_timer: Timer | None = None
         self._reload_timer: Timer | None = None
@@ -249,6 +250,7 @@ class Follow:
 
     def _stats_worker(self, generation: int, model: TranscriptModel) -> None:
         worker = get_current_worker()
+        heap_gives_back()
         stats = model.compute_stats(lambda: worker.is_cancelled)
         if stats is not None:
             self.host.post_message(msg.StatsReady(generation, stats))
@@ -291,7 +293,7 @@ class Follow:
     # -- following ----------------------------------------------------------------------------------
     def _start_following(self, model: TranscriptModel | None) -> None:
         self._stop_following()
-        stop = threading.Event()
+        stop = Wake()
         self._stop_follow = stop
         fd = file = None
         offset = 0
@@ -301,6 +303,8 @@ class Follow:
         elif model is not None:
             offset = -1  # a whole document: any change reloads it
         resume = model is not None and model.tail is not None  # follow on from what the model read
+        if self.access is None:  # a local file: the kernel says when it changes (set up after the first frame)
+            self.host.transcript.call_after_first_frame(partial(setattr, stop, "armed", True))
         self.host.run_worker(partial(self._follow_worker, self.generation, stop, fd, offset, resume, file), group="follow", thread=True, exit_on_error=False)
 
     def _stop_following(self) -> None:
@@ -308,33 +312,29 @@ class Follow:
             self._stop_follow.set()
             self._stop_follow = None
 
-    def _follow_worker(self, generation: int, stop: threading.Event, fd: int | None, offset: int, resume: bool = False, file: Any = None) -> None:
+    def _follow_worker(self, generation: int, stop: Wake, fd: int | None, offset: int, resume: bool = False, file: Any = None) -> None:
         path = self.host.path
         follower: Follower | None = None
         try:
-            while not stop.is_set():
-                if follower is None:
-                    try:
-                        if resume:
-                            follower = follower_for(path, fd=fd, offset=offset, access=self.access, file=file)
-                            fd = None
-                            resume = False
-                        else:
-                            follower = follower_for(path, access=self.access)
-                            if offset == -1:
-                                follower.poll()  # a document: only changes after this matter
-                            else:
-                                # the file could not be opened before: now it can
-                                self.host.post_message(msg.FollowEvents(generation, [Replaced("the file appeared")]))
-                                return
-                    except OSError:
-                        stop.wait(0.25)
-                        continue
-                events = follower.poll()
-                if events:
-                    self.host.post_message(msg.FollowEvents(generation, events))
-                stop.wait(max(self.host.poll_interval, getattr(follower, "poll_interval", 0.0)))
+            while follower is None and not stop.is_set():
+                try:
+                    if resume:
+                        follower = follower_for(path, fd=fd, offset=offset, access=self.access, file=file)
+                        fd = None
+                    else:
+                        follower = follower_for(path, access=self.access)
+                        if offset == -1:
+                            follower.poll()  # a document: only changes after this matter
+                        else:  # the file could not be opened before: now it can
+                            self.host.post_message(msg.FollowEvents(generation, [Replaced("the file appeared")]))
+                            return
+                except OSError:
+                    stop.wait(0.25)
+            if follower is not None:
+                interval = max(self.host.poll_interval, getattr(follower, "poll_interval", 0.0))
+                poll_loop(stop, follower, path, interval, lambda events: self.host.post_message(msg.FollowEvents(generation, events)))
         finally:
+            stop.close()
             if follower is not None:
                 follower.close()
             if fd is not None:

@@ -124,6 +124,14 @@ def read_palette(widget: Widget, names: Iterable[str]) -> Palette:
     return Palette(Style(), styles, "monokai" if dark else "default")
 
 
+def gutter(pal: Palette, style: Style, is_cursor: bool, in_range: bool, role_style: Style | None, bar: str) -> list[Segment]:
+    """The two cells left of a transcript line: the cursor's or the marked range's bar, else the record's colour
+    (``role_style``; None: the pending line's) and, on its first line, its token ``bar``."""
+    if is_cursor or in_range:
+        return [Segment("▌ " if is_cursor else "┃ ", style + pal["transcript--gutter-cursor" if is_cursor else "transcript--gutter-range"])]
+    return [Segment("▎", style + (role_style or pal["transcript--pending"])), Segment(bar, style + pal["transcript--dim"])]
+
+
 def one_line(text: str, limit: int) -> str:
     """A single-line, escaped summary of ``text`` at most ``limit`` characters long."""
     s = escape_control(text[: limit * 4], one_line=True).replace("\\n", " ⏎ ")

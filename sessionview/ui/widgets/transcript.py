@@ -17,9 +17,9 @@ from __future__ import annotations
 from typing import Callable
 
 from rich.segment import Segment
-from rich.style import Style
 from textual import events
 from textual.binding import Binding
+from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.strip import Strip
 from textual.widget import Widget
@@ -28,6 +28,7 @@ from sessionview.core.doc.model import View
 from sessionview.core.view.transcript import TranscriptModel
 from sessionview.ui import messages as msg
 from sessionview.ui.widgets.blocks import COMPONENT_RULES, COMPONENTS, Links, Painter, Palette, read_palette
+from sessionview.ui.widgets.paint import gutter
 from sessionview.ui.widgets import anchors
 from sessionview.ui.widgets.anchors import Anchor
 from sessionview.ui.widgets.entries import EntryCache, new_marker
@@ -37,6 +38,7 @@ from sessionview.ui.widgets.markdown import markdown_ready, warm_up
 from sessionview.ui.widgets.scrollbar import RecordScrollbar
 
 GUTTER = 2
+DRAWN_LINES = 512  # lines of the screen kept as drawn (a few screens)
 
 
 class TranscriptView(Widget, can_focus=True):
@@ -105,6 +107,7 @@ class TranscriptView(Widget, can_focus=True):
         self._range = MarkedRange(self)
         self._painter: Painter | None = None
         self._frame: tuple = (None,)  # per layout: (layout, size, base style, thumb, painter)
+        self._drawn: LRUCache[tuple, tuple[Strip, Strip]] = LRUCache(DRAWN_LINES)  # (see render_line)
         self.scrollbar = RecordScrollbar(self)
 
     # -- data ---------------------------------------------------------------------------------------
@@ -241,33 +244,31 @@ class TranscriptView(Widget, can_focus=True):
         pal = self._get_palette()
         if self.model is not None:
             self._first.drawn()
-        if at is None:
-            body = [Segment(" " * (width - 1), base)]
-        else:
-            row, li = at
-            lines = self.entry_lines(row, painter)
-            line = lines[li] if li < len(lines) else Strip.blank(painter.width)
-            is_cursor = row == self.cursor
-            in_range = self._range.contains(row)
-            line_base = base + pal["transcript--cursor"] if is_cursor else base + pal["transcript--range"] if in_range else base
-            styled = line.apply_style(line_base)  # (cached by the strip)
-            if styled.cell_length != width - 1 - GUTTER:
-                styled = styled.adjust_cell_length(width - 1 - GUTTER, line_base)
-            body = [*self._gutter(row, li, is_cursor, line_base, in_range), *styled]
-        if y == size.height - 1 and not self.follow and self.new_count:
-            body = list(new_marker(self.new_count, width - 1, base, pal, self.app.console))
-        body.append(self.scrollbar.cell(y, thumb, base, pal))
-        return Strip(body, width)
-
-    def _gutter(self, row: int, li: int, is_cursor: bool, style: Style, in_range: bool = False) -> list[Segment]:
-        pal = self._get_palette()
-        if is_cursor or in_range:
-            return [Segment("▌ " if is_cursor else "┃ ", style + pal["transcript--gutter-cursor" if is_cursor else "transcript--gutter-range"])]
-        role_style, bar = pal["transcript--pending"], " "
-        if not self.is_pending_row(row) and self.model is not None:
-            n = self.model.number_at(row)
-            role_style, bar = self._entries.role_style(self.model, n, pal), self._entries.token_bar(self.model, n) if li == 0 else " "
-        return [Segment("▎", style + role_style), Segment(bar, style + pal["transcript--dim"])]
+        marker = y == size.height - 1 and not self.follow and self.new_count
+        if at is None or marker:
+            body = list(new_marker(self.new_count, width - 1, base, pal, self.app.console)) if marker else [Segment(" " * (width - 1), base)]
+            body.append(self.scrollbar.cell(y, thumb, base, pal))
+            return Strip(body, width)
+        row, li = at
+        lines = self.entry_lines(row, painter)
+        line = lines[li] if li < len(lines) else Strip.blank(painter.width)
+        is_cursor, in_range, n = row == self.cursor, self._range.contains(row), self.number_at(row)
+        # A line is drawn as before while its entry's strip, its place and its styles are (following scrolls
+        # every line up: those already on screen come from here)
+        key = (id(line), n, li, is_cursor, in_range, thumb is None, thumb is not None and thumb[0] <= y < sum(thumb), width, base, id(pal))
+        hit = self._drawn.get(key)
+        if hit is not None and hit[0] is line:
+            return hit[1]
+        line_base = base + pal["transcript--cursor"] if is_cursor else base + pal["transcript--range"] if in_range else base
+        styled = line.apply_style(line_base)  # (cached by the strip)
+        if styled.cell_length != width - 1 - GUTTER:
+            styled = styled.adjust_cell_length(width - 1 - GUTTER, line_base)
+        m, role, bar = self.model, None, " "
+        if n is not None and m is not None and not (is_cursor or in_range):
+            role, bar = self._entries.role_style(m, n, pal), self._entries.token_bar(m, n) if li == 0 else " "
+        strip = Strip([*gutter(pal, line_base, is_cursor, in_range, role, bar), *styled, self.scrollbar.cell(y, thumb, base, pal)], width)
+        self._drawn.set(key, (line, strip))
+        return strip
 
     def visible_rows(self) -> int:  # how many records are (partly) on screen
         return len({a[0] for a in self._get_layout() if a is not None})
