@@ -40,7 +40,7 @@ from sessionview.core.index.model import Doc, FileState, IndexBackend, Names, ba
 
 HEAD = 64 * 1024
 TAIL = 4096
-BATCH = 1 << 20  # bytes read at a time (each MiB of a batch measured about 10 MB of peak RSS)
+BATCH = 1 << 18  # bytes read at a time (each MiB of a batch measured about 10 MB of peak RSS; 256 KiB keeps a split build's two processes under 190 MiB together)
 FORK_MIN = 16 << 20  # bytes to index in a file before the extraction is forked (:mod:`.child`)
 TX_BYTES = 8 << 20  # batches written in one transaction (each makes an FTS5 segment; 16 MiB: 12% more CPU, a larger hash)
 BULK_MIN = 64 << 20  # bytes to build into an empty index for a bulk build (no merges, no syncs: ``backend.bulk``)
