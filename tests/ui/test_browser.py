@@ -58,6 +58,25 @@ async def test_filter_by_name(sessions):
         assert len(names(screen)) == 7
 
 
+async def test_keys_queued_right_behind_the_slash_go_to_the_filter(sessions):
+    """A paste, fast typing or `serve`'s browser queues "/" and the name at once: none of the name may reach the
+    list's own bindings ("s" sorts, "r" rescans) before the filter has the focus; a "/" in the filter is text."""
+    from textual import events
+    from textual.widgets import Input
+
+    app = SessionViewApp(sessions, clock=fixed_clock, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await browser(pilot)
+        sort = screen.sort
+        for key, char in [("slash", "/"), *[(c, c) for c in "sessio"], ("slash", "/"), ("n", "n")]:
+            app.post_message(events.Key(key, char))
+        inp = screen.query_one("#name-filter", Input)
+        await wait_for(pilot, lambda: inp.value == "sessio/n", what="the whole name in the filter")
+        assert screen.sort == sort and inp.has_focus
+        inp.value = "brute"
+        await wait_for(pilot, lambda: names(screen) == ["brute-session.jsonl"])
+
+
 async def test_enter_in_the_filter_opens_the_first_match(sessions):
     app = SessionViewApp(sessions, clock=fixed_clock, watch=False)
     async with app.run_test(size=SIZE) as pilot:

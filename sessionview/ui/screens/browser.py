@@ -52,7 +52,8 @@ class BrowserScreen(Screen):
     CSS_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "browser.tcss")
 
     BINDINGS = [
-        Binding("slash", "focus_filter", "Filter by name", id="browser.filter"),
+        # priority: checked when the key arrives, so the keys typed right behind "/" already go to the filter
+        Binding("slash", "focus_filter", "Filter by name", id="browser.filter", priority=True),
         Binding("s", "cycle_sort", "Sort", id="browser.sort"),
         Binding("r", "rescan", "Rescan", show=False, id="browser.rescan"),
         Binding("escape", "escape", "Clear filter", show=False, id="browser.clear"),
@@ -366,8 +367,15 @@ class BrowserScreen(Screen):
         self.table.focus()
         self.table.action_open()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "focus_filter" and isinstance(self.focused, Input):
+            return False  # a "/" typed into the filter (or any input) is text: "src/app"
+        return True
+
     def action_focus_filter(self) -> None:
-        self.query_one("#name-filter", Input).focus()
+        # at once, not by Widget.focus (a call_later): keys already queued behind "/" (typed fast, pasted, or sent
+        # by a browser through `serve`) must go to the filter, not to the list's own bindings
+        self.set_focus(self.query_one("#name-filter", Input))
 
     def action_escape(self) -> None:
         inp = self.query_one("#name-filter", Input)
