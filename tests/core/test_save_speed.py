@@ -128,6 +128,43 @@ def test_a_deferred_hash_records_the_hard_linked_backup_which_restores_exactly(b
     assert big.read_bytes() == OLD
 
 
+def test_a_big_file_edited_through_a_symlink_is_hashed_and_saved(big):
+    """The background hash opens the name given: a symlink is followed (the stat proves the very inode)."""
+    link = big.parent / "link.jsonl"
+    link.symlink_to(big.name)
+    s = open_editable(str(link))
+    try:
+        assert isinstance(s.stamp.digest, stamp.Digest)
+        assert s.stamp.sha256 == hashlib.sha256(OLD).hexdigest()
+        out = writeback.commit(s, _edit(3, b"EDITED"), root=str(big.parent))
+    finally:
+        s.close()
+    assert out.changed and out.result is not None
+    assert big.read_bytes() == b"".join(LINES[:2]) + b'{"role":"user","content":"EDITED"}\n' + b"".join(LINES[3:])
+    assert link.is_symlink()
+
+
+def test_a_load_that_could_not_defer_its_hash_leaves_no_descriptor_open(big, monkeypatch):
+    """The file moved during the first load: it is loaded again with its hash, and the first load's descriptor
+    is closed (it was left open once per attempt)."""
+    from sessionview.core.edit import change
+
+    monkeypatch.setattr(change, "deferred", lambda doc: False)
+    before = len(os.listdir("/proc/self/fd"))
+    s = open_editable(str(big))
+    try:
+        assert s.stamp.sha256 == hashlib.sha256(OLD).hexdigest()
+    finally:
+        s.close()
+        s.doc.close()
+    import threading
+
+    for t in threading.enumerate():  # the early hash, not used, closes its own descriptor when it ends
+        if t.name.startswith("sv-"):
+            t.join(30)
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
 def test_a_file_rewritten_while_it_is_hashed_is_a_conflict_and_nothing_is_written(big, monkeypatch):
     gate = __import__("threading").Event()
     real = stamp.Digest._hash

@@ -86,6 +86,7 @@ def open_editable(path: str, opener: "Callable[[str, bool], Session] | None" = N
             _ = session.stamp  # the hash of the file starts now, if the early one was not of this very file
             return editable(session)
         session.close()
+        session.doc.close()  # the first load's descriptor: loaded again below with its hash
     return editable(open_(path, True))
 
 

@@ -17,13 +17,12 @@ far are copied into the temporary file; after the rename the old inode is read a
 open for writing any more) and whatever arrived is appended to the new file, in order. Only whole lines are
 carried while another process may still be writing one, so the new file never ends in a torn line; bytes
 that could not be carried (an unfinished line whose writer kept the old file open, a merge that failed) are
-kept beside the backups and reported (``SaveResult.not_carried_bytes``, ``kept_paths``, ``warnings``).
-A truncation or rewrite met during the save is a :class:`~sessionview.core.errors.Rewriting` conflict. A byte-exact backup
-of the file goes to the state directory before every replacement (:mod:`sessionview.core.store.backups`).
+kept beside the backups and reported (``SaveResult.not_carried_bytes``, ``kept_paths``, ``warnings``). A truncation
+or rewrite met during the save is a :class:`~sessionview.core.errors.Rewriting` conflict.
 
 The parts: :mod:`.stamp` (load stamps), :mod:`.paths` (containment), :mod:`.tmpfiles`, :mod:`.fsio`,
 :mod:`.writers` (``/proc`` and leases), :mod:`.lock` (the LittleGhost store lock), :mod:`.staging` (the
-files of one save) and :mod:`.merge` (after the rename). Everything is stdlib only and Linux-first (``/proc`` for writer detection, file leases to see when
+files of one save), :mod:`.backups` (the byte-exact backup) and :mod:`.merge` (after the rename). Everything is stdlib only and Linux-first (``/proc`` for writer detection, file leases to see when
 the replaced inode has no writer left); elsewhere those checks degrade to no-ops.
 """
 
@@ -169,6 +168,7 @@ class _Save:
         st_pre = os.fstat(self.files.old_fd)
         made = self.back_up(loaded)
         pos_old, unsynced = self.catch_up(tmp, loaded, hold)
+        _ = loaded.sha256  # a hash taken in the background is joined before the rename at the latest (no backup)
         self.replace(tmp, loaded.st)
         st_pre = self.after_own_changes(loaded, st_pre)
         cur = self.after_rename(tmp, pos_old, loaded, st_pre, made, unsynced)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Union
 
 from sessionview.core.doc.linescan import SourceChanged
 from sessionview.core.errors import Conflict
-from sessionview.core.store.fsio import O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK, read_range, stat_key
+from sessionview.core.store.fsio import O_CLOEXEC, O_NONBLOCK, read_range, stat_key
 from sessionview.core.store.proof import TRUSTED, fs_type, settled, trusts_ctime
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ class Digest:
         self._why = "it could not be hashed"
         fd = -1
         if st is None:  # before the load: the reference stat is the one taken now
-            fd = os.open(path, os.O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW)
+            fd = os.open(path, os.O_RDONLY | O_CLOEXEC | O_NONBLOCK)  # a symlink is followed: the stat proves the inode
             try:
                 st = os.fstat(fd)
             except BaseException:
@@ -70,7 +70,7 @@ class Digest:
     def _run(self, fd: int) -> None:
         if fd < 0:
             try:
-                fd = os.open(self.path, os.O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW)
+                fd = os.open(self.path, os.O_RDONLY | O_CLOEXEC | O_NONBLOCK)
             except OSError as exc:
                 self._why = f"it could not be opened again: {exc.strerror or exc}"
                 return
