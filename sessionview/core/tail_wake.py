@@ -114,7 +114,11 @@ class Wake:
             os.close(fd)
             return False
         with self._lock:
-            self._pipe = os.pipe()
+            try:
+                self._pipe = os.pipe()
+            except OSError:  # out of descriptors: no watch, plain polling (the follower goes on)
+                os.close(fd)
+                return False
             if self._stopped.is_set():
                 os.write(self._pipe[1], b"x")
         self._fd, self._dir_wd, self._name = fd, wd, os.fsencode(name)

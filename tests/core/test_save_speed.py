@@ -165,6 +165,27 @@ def test_a_load_that_could_not_defer_its_hash_leaves_no_descriptor_open(big, mon
     assert len(os.listdir("/proc/self/fd")) == before
 
 
+def test_no_thread_to_be_had_means_a_hash_while_loading_and_no_descriptor_left(big, monkeypatch):
+    import threading
+
+    real = threading.Thread.start
+
+    def refuse(self):
+        if self.name.startswith("sv-"):
+            raise RuntimeError("can't start new thread")
+        real(self)
+
+    monkeypatch.setattr(threading.Thread, "start", refuse)
+    before = len(os.listdir("/proc/self/fd"))
+    s = open_editable(str(big), scan_ids=True)
+    try:
+        assert s.stamp.sha256 == hashlib.sha256(OLD).hexdigest()
+    finally:
+        s.close()
+        s.doc.close()
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
 def test_a_file_rewritten_while_it_is_hashed_is_a_conflict_and_nothing_is_written(big, monkeypatch):
     gate = __import__("threading").Event()
     real = stamp.Digest._hash

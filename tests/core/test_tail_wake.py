@@ -178,6 +178,20 @@ def test_without_inotify_the_loop_polls(tmp_path, monkeypatch):
     assert follower.polls == 4 and not wake.watching
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
+def test_no_descriptor_left_for_the_pipe_means_no_watch_and_no_leak(tmp_path, monkeypatch):
+    path = _session(tmp_path)
+    wake = Wake()
+
+    def no_pipe():
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr(tail_wake.os, "pipe", no_pipe)
+    before = len(os.listdir("/proc/self/fd"))
+    assert wake.watch(path) is False and not wake.watching
+    assert len(os.listdir("/proc/self/fd")) == before  # the inotify descriptor was closed again
+
+
 def test_the_parse_cache_holds_a_bounded_number_of_line_bytes():
     """A followed session parses and draws every new record: the parses kept are bounded by the bytes of
     their lines, not only by their count (a long follow kept 2048 parsed records, tens of MB)."""

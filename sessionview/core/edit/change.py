@@ -71,7 +71,7 @@ def open_editable(path: str, opener: "Callable[[str, bool], Session] | None" = N
     if digest_deferrable(path):
         try:
             early: Digest | None = Digest(path)
-        except OSError:
+        except (OSError, RuntimeError):  # not openable, or no thread to be had: hashed while loading
             early = None
         escapes = idscan.Escapes.start(path) if scan_ids else None
         session = open_(path, False)

@@ -286,7 +286,11 @@ class Escapes:
         self._offsets: array | None = None
         self._lines: set[int] | None = None
         self._thread = threading.Thread(target=self._run, args=(fd,), name="sv-escapes", daemon=True)
-        self._thread.start()
+        try:
+            self._thread.start()
+        except BaseException:  # no thread to be had: the id search looks for escapes itself
+            os.close(fd)
+            raise
 
     @classmethod
     def start(cls, path: str) -> "Escapes | None":
@@ -296,7 +300,7 @@ class Escapes:
             return None
         try:
             return cls(path, finds)
-        except OSError:
+        except (OSError, RuntimeError):
             return None
 
     def _run(self, fd: int) -> None:

@@ -61,7 +61,12 @@ class Digest:
         self.st = st
         self._size = st.st_size if size is None else size
         self._thread = threading.Thread(target=self._run, args=(fd,), name="sv-stamp-hash", daemon=True)
-        self._thread.start()
+        try:
+            self._thread.start()
+        except BaseException:  # no thread to be had: the caller hashes while loading
+            if fd >= 0:
+                os.close(fd)
+            raise
 
     def covers(self, st: os.stat_result, size: int) -> bool:
         """Whether this hashes the file loaded with the stat ``st``, ``size`` bytes."""
@@ -203,8 +208,13 @@ def stamp_document(doc: Document) -> LoadStamp:
         early = _early.pop(doc.source, None)
         if early is not None and early.covers(st, doc.source.size):
             digest = early
+        elif deferred(doc):
+            try:
+                digest = Digest(doc.path, st, doc.source.size)
+            except RuntimeError:  # no thread to be had: hashed now, as a load that could not defer it is
+                digest = doc.source_digest()
         else:
-            digest = Digest(doc.path, st, doc.source.size) if deferred(doc) else doc.source_digest()
+            digest = doc.source_digest()
     except SourceChanged as exc:
         raise Conflict(f"conflict: {doc.path} changed on disk while it was being loaded ({exc})", doc.path) from exc
     return LoadStamp(
