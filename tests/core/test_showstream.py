@@ -157,6 +157,27 @@ def test_every_fixture_in_two_processes(small_blocks):
         assert _shown(path, 2) == _reference(path), path
 
 
+@pytest.mark.parametrize("fails", ["pipe", "fork"])
+def test_no_pipe_or_process_to_be_had_prints_it_all_here_and_leaves_no_descriptor(tmp_path, small_blocks, monkeypatch, fails):
+    path = _hostile_file(tmp_path)
+    want = _reference(path)
+
+    def refuse(*args):
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(showstream.os, fails, refuse)
+    before = len(os.listdir("/proc/self/fd"))
+    stream = open_stream(path)
+    printer = ShowStream(stream, workers=2)
+    try:
+        data = b"".join(printer.blocks())
+    finally:
+        printer.close()
+        stream.close()
+    assert (data, printer.count) == want and printer.split is None
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
 def test_a_child_that_dies_is_made_up_for(tmp_path, small_blocks, monkeypatch):
     path = _hostile_file(tmp_path)
     want = _reference(path)

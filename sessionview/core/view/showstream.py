@@ -183,8 +183,17 @@ class ShowStream:
         tmp = _scratch(stream.size - mid)
         if tmp is None:
             return None
-        r, w = os.pipe()
-        pid = os.fork()
+        try:
+            r, w = os.pipe()
+        except OSError:  # out of descriptors: one process renders it all
+            os.close(tmp)
+            return None
+        try:
+            pid = os.fork()
+        except OSError:  # no process to be had (EAGAIN, ENOMEM): one process renders it all
+            for fd in (r, w, tmp):
+                os.close(fd)
+            return None
         if pid == 0:  # the child: the second half, then exit without running this process's cleanup
             code = 0
             try:
