@@ -96,48 +96,17 @@ def scan_newlines_split(read: Callable[[int, int], bytes], start: int, end: int,
     if end - start < SPLIT_MIN or not _may_fork():
         scan_newlines(read, start, end, out)
         return
-    import os
+    from sessionview.core.doc.forkhalf import in_a_child
 
     mid = start + (end - start) // 2
-    try:
-        r, w = os.pipe()
-    except OSError:
-        scan_newlines(read, start, end, out)
-        return
-    try:
-        pid = os.fork()
-    except OSError:  # no process to spare now: one scan, as for a small file
-        os.close(r)
-        os.close(w)
-        scan_newlines(read, start, end, out)
-        return
-    if pid == 0:  # the child: scan, write, exit without this process's cleanup
-        code = 0
-        try:
-            os.close(r)
-            half = array("q")
-            scan_newlines(read, mid, end, half)
-            view = memoryview(half.tobytes())
-            while view:
-                view = view[os.write(w, view) :]
-        except BaseException:  # noqa: BLE001 - the parent scans the half itself
-            code = 1
-        finally:
-            os._exit(code)
-    os.close(w)
-    try:
-        scan_newlines(read, start, mid, out)
-        parts = []
-        while True:
-            got = os.read(r, 1 << 20)
-            if not got:
-                break
-            parts.append(got)
-    finally:
-        os.close(r)
-        _, status = os.waitpid(pid, 0)
-    data = b"".join(parts)
-    if os.waitstatus_to_exitcode(status) != 0 or len(data) % 8:
+
+    def second_half() -> bytes:
+        half = array("q")
+        scan_newlines(read, mid, end, half)
+        return half.tobytes()
+
+    _, data = in_a_child(second_half, lambda: scan_newlines(read, start, mid, out))
+    if data is None or len(data) % 8:  # no child, or it failed: this process scans its half too
         scan_newlines(read, mid, end, out)
         return
     out.frombytes(data)

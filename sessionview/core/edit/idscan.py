@@ -227,41 +227,16 @@ def _can_fork() -> bool:
 def _scan_halves(scan: "Callable[[int, int], set[int]]", start: int, end: int) -> set[int]:
     """Scan ``[start, end)`` in two processes: a forked child takes the second half (the byte search holds the
     GIL, so a thread would not run alongside). Whatever goes wrong in the child, the parent scans its half."""
+    from sessionview.core.doc.forkhalf import in_a_child
+
     mid = start + (end - start) // 2
-    r, w = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(r)
-        os.close(w)
-        return scan(start, end)
-    if pid == 0:  # the child: scan, send the line numbers, and leave without running any cleanup
-        code = 1
-        try:
-            os.close(r)
-            lines = array("q", sorted(scan(mid, end)))
-            data = len(lines).to_bytes(8, "little") + lines.tobytes()
-            view = memoryview(data)
-            while view:
-                view = view[os.write(w, view) :]
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(w)
-    got = b""
-    try:
-        found = scan(start, mid)
-        chunks = []
-        while True:
-            chunk = os.read(r, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        got = b"".join(chunks)
-    finally:
-        os.close(r)
-        _, status = os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(status) == 0 and len(got) >= 8 and len(got) == 8 + 8 * int.from_bytes(got[:8], "little"):
+
+    def second_half() -> bytes:
+        lines = array("q", sorted(scan(mid, end)))
+        return len(lines).to_bytes(8, "little") + lines.tobytes()
+
+    found, got = in_a_child(second_half, lambda: scan(start, mid))
+    if got is not None and len(got) >= 8 and len(got) == 8 + 8 * int.from_bytes(got[:8], "little"):
         theirs = array("q")
         theirs.frombytes(got[8:])
         found.update(theirs)
