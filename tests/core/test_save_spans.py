@@ -14,6 +14,7 @@ import mmap
 import os
 
 import pytest
+from proofhelpers import settle_at_once_or_skip
 
 from sessionview.core.doc.document import Document, Line
 from sessionview.core.edit import writeback
@@ -44,14 +45,7 @@ def state(tmp_path, monkeypatch):
 def settled_now(monkeypatch, session):
     """Make a ctime count as settled as soon as the clock has passed it (no 2 s wait in a test); skip where
     the test directory's file system does not keep ctime (the proof is never used there)."""
-    fd = os.open(session, os.O_RDONLY)
-    try:
-        kind = proof.fs_type(fd)
-    finally:
-        os.close(fd)
-    if kind not in proof.TRUSTED:
-        pytest.skip(f"the test directory's file system (f_type {kind}) does not get the stat proof")
-    monkeypatch.setattr(proof, "SETTLE_NS", 0)
+    settle_at_once_or_skip(session, monkeypatch)
 
 
 @pytest.fixture

@@ -54,6 +54,8 @@ def test_start_writeback_on_a_bad_descriptor_is_only_a_hint(tmp_path):
 
 import hashlib  # noqa: E402
 
+from proofhelpers import settle_at_once_or_skip  # noqa: E402
+
 from sessionview.core.edit import writeback  # noqa: E402
 from sessionview.core.edit.change import Change, open_editable  # noqa: E402
 from sessionview.core.doc.document import Line  # noqa: E402
@@ -69,14 +71,7 @@ def big(tmp_path, monkeypatch):
     """A session that counts as big and at rest: its digest is deferred (skip where ctime is not kept)."""
     p = tmp_path / "s.jsonl"
     p.write_bytes(OLD)
-    fd = os.open(p, os.O_RDONLY)
-    try:
-        kind = proof.fs_type(fd)
-    finally:
-        os.close(fd)
-    if kind not in proof.TRUSTED:
-        pytest.skip(f"the test directory's file system (f_type {kind}) does not get the stat proof")
-    monkeypatch.setattr(proof, "SETTLE_NS", 0)
+    settle_at_once_or_skip(p, monkeypatch)
     monkeypatch.setattr(stamp, "DEFER_MIN", 1)
     monkeypatch.setenv(backups.STATE_ENV, str(tmp_path / "state"))
     return p
@@ -299,19 +294,24 @@ def test_what_was_started_for_another_version_of_the_file_is_not_used(big, monke
         s.close()
 
 
-def test_escapes_of_a_file_changed_during_their_search_do_not_count(tmp_path):
-    if idscan._memmem_finder() is None:
+def _held_escape_search(tmp_path):
+    """A file of escaped ids and its escape search, held before its first find until ``gate`` is set."""
+    finds = idscan._memmem_finder()
+    if finds is None:
         pytest.skip("no libc memmem here")
     p = tmp_path / "e.jsonl"
     p.write_bytes(b"".join(ESCAPED))
     gate = __import__("threading").Event()
-    finds = idscan._memmem_finder()
 
     def slow(buf, needle, lo, hi):
         gate.wait(10)
         return finds(buf, needle, lo, hi)
 
-    e = idscan.Escapes(str(p), slow)
+    return p, idscan.Escapes(str(p), slow), gate
+
+
+def test_escapes_of_a_file_changed_during_their_search_do_not_count(tmp_path):
+    p, e, gate = _held_escape_search(tmp_path)
     with open(p, "ab") as f:
         f.write(b'{"role":"user","content":"more"}\n')
     gate.set()
@@ -320,18 +320,7 @@ def test_escapes_of_a_file_changed_during_their_search_do_not_count(tmp_path):
 
 
 def test_an_adopted_escape_search_that_does_not_count_is_done_again(tmp_path):
-    if idscan._memmem_finder() is None:
-        pytest.skip("no libc memmem here")
-    p = tmp_path / "e.jsonl"
-    p.write_bytes(b"".join(ESCAPED))
-    gate = __import__("threading").Event()
-    finds = idscan._memmem_finder()
-
-    def slow(buf, needle, lo, hi):
-        gate.wait(10)
-        return finds(buf, needle, lo, hi)
-
-    e = idscan.Escapes(str(p), slow)
+    p, e, gate = _held_escape_search(tmp_path)
     s = JsonlSession.load(p, digest=False)
     try:
         assert idscan.adopt(s.doc.source, s.doc.loaded_stat, e)
