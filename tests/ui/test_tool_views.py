@@ -250,7 +250,9 @@ async def test_text_is_plain_until_the_markdown_renderer_has_loaded_then_redrawn
     app = SessionViewApp(place(VIEWS / "tools-brute.jsonl", tmp_path, 60), clock=fixed_clock)
     async with app.run_test(size=SIZE) as pilot:
         screen = await opened(pilot)
-        assert len(loaded) == 1  # the transcript asked for the renderer when it was mounted
+        # the transcript asks for the renderer after its first frame (which `opened` need not wait for)
+        await wait_for(pilot, lambda: len(loaded) > 0, what="the renderer asked for")
+        assert len(loaded) == 1
         assert "## What changed" in entry_text(screen, 14)  # meanwhile: the text as it is
         monkeypatch.undo()
         threading.Thread(target=loaded[0]).start()  # the renderer has loaded: the thread says so
