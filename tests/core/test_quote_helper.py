@@ -3,6 +3,7 @@ own (:func:`unescaped_quotes`), a count handed to :func:`parse_record` changes n
 pass over a big file with a forked helper gives the same views as one without it."""
 
 import os
+import platform
 import random
 
 import pytest
@@ -79,31 +80,79 @@ def _hostile_lines(n: int, seed: int) -> list[bytes]:
     return [rnd.choice(pool) + rnd.choice([b"", b" " * rnd.randint(0, 5000)]) for _ in range(n)]
 
 
-@pytest.mark.skipif(not (hasattr(os, "fork") and (os.cpu_count() or 1) > 1), reason="needs fork and two cores")
-def test_a_pass_with_the_helper_gives_the_views_of_one_without(tmp_path, monkeypatch):
+needs_fork = pytest.mark.skipif(
+    not (hasattr(os, "fork") and (os.cpu_count() or 1) > 1 and platform.machine() in ("x86_64", "AMD64")),
+    reason="needs fork, two cores and x86-64",
+)
+
+
+def _helper_on(monkeypatch, cell: int = 4096) -> list[int]:
+    """A helper for any pass of a few kilobytes, on a grid of ``cell`` bytes: the first lines of the blocks the
+    reader took from it are listed."""
     monkeypatch.setattr(quotes, "_load", lambda: 0.0)  # whatever the machine's load
     monkeypatch.setattr(quotes, "MIN_BYTES", 1)
-    monkeypatch.setattr(quotes, "BLOCK", 8192)  # many blocks
-    monkeypatch.setattr(quotes, "LEAD", 4096)
+    monkeypatch.setattr(quotes, "CELL", cell)  # many blocks
     monkeypatch.setattr(ahead_mod, "RUN", 4)
-    monkeypatch.setattr(ahead_mod, "WINDOW", 4096)
+    taken: list[int] = []
+    real = quotes.QuoteHelper.take
+
+    def take(self, i, stop, size):
+        got = real(self, i, stop, size)
+        if got is not None:
+            taken.append(i)
+        return got
+
+    monkeypatch.setattr(quotes.QuoteHelper, "take", take)
+    return taken
+
+
+def _children() -> set[int]:
+    """The processes this one forked that are not reaped yet (zombies included)."""
+    pids: set[int] = set()
+    for task in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{task}/children") as f:
+            pids.update(int(p) for p in f.read().split())
+    return pids
+
+
+def _fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+def _when_served(monkeypatch, want: int) -> tuple[int, int]:
+    """A pipe the helper (forked later) writes a byte to once it has handed over the block that starts at line
+    ``want``: reading it, the test knows without a sleep that the helper read and counted that block. Close the
+    write end once the helper runs: a helper gone before then ends the read (EOF) instead of hanging it."""
+    r, w = os.pipe()
+    monkeypatch.setattr(quotes, "_served", lambda i: os.write(w, b"x") if i == want else None)
+    return r, w
+
+
+@needs_fork
+def test_a_pass_with_the_helper_gives_the_views_of_one_without(tmp_path, monkeypatch):
+    taken = _helper_on(monkeypatch)
     p = tmp_path / "s.jsonl"
     body = _hostile_lines(1200, 7)
     p.write_bytes(b"\xef\xbb\xbf" + b"\n".join(body[:600]) + b"\r\n" + b"\r\n".join(body[600:]))
     with_helper = JsonlSession.load(p, digest=False)
-    views = [with_helper.view(n, keep=False) for n in range(1, len(with_helper) + 1)]
-    helper = with_helper._ahead._helper
-    assert helper is not None
-    counted = sum(1 for c in helper._counts if c)
-    pid = helper._pid
-    helper.close()
-    with pytest.raises(ChildProcessError):  # stopped and reaped
-        os.waitpid(pid, os.WNOHANG)
+    first = max(n for n, _ in with_helper._cache) + 40  # the records the detection parsed are not read again
+    # the pass stops at record ``first``: the helper runs from the block after its line's (RUN = 4)
+    nxt = quotes.block_end(with_helper.doc.source.starts, first - 1, quotes.CELL)
+    r, w = _when_served(monkeypatch, nxt)
+    views = [with_helper.view(n, keep=False) for n in range(1, first + 1)]
+    os.close(w)
+    assert with_helper._ahead._helper is not None
+    assert os.read(r, 1) == b"x"  # the helper handed over the block after the reader's
+    os.close(r)
+    views += [with_helper.view(n, keep=False) for n in range(first + 1, len(with_helper) + 1)]
+    assert nxt in taken  # and the reader took it
+    assert with_helper._ahead._helper is None and not _children()  # reaped at the pass's last window
     monkeypatch.setattr(quotes, "ENABLED", False)
     plain = JsonlSession.load(p, digest=False)
     expected = [plain.view(n, keep=True) for n in range(1, len(plain) + 1)]
     assert [repr(v) for v in views] == [repr(v) for v in expected]  # repr: NaN is not NaN
-    assert counted > 0  # the helper did count (some of) the lines
+    with_helper.close()
+    plain.close()
 
 
 def test_no_helper_on_a_busy_machine_or_beside_a_thread(monkeypatch):
@@ -122,7 +171,7 @@ def test_no_helper_on_a_busy_machine_or_beside_a_thread(monkeypatch):
         t.join()
 
 
-@pytest.mark.skipif(not (hasattr(os, "fork") and (os.cpu_count() or 1) > 1), reason="needs fork and two cores")
+@needs_fork
 def test_the_helper_stops_when_its_reader_exits(tmp_path):
     """A pass cut short by the reader's exit (``show | head``) leaves no helper counting the rest of the file."""
     import subprocess
@@ -134,7 +183,7 @@ def test_the_helper_stops_when_its_reader_exits(tmp_path):
     script = (
         "import os, sys\n"
         "from sessionview.core.doc import quotes, ahead\n"
-        "quotes._load = lambda: 0.0; quotes.MIN_BYTES = 1; quotes.BLOCK = 4096; ahead.RUN = 4\n"
+        "quotes._load = lambda: 0.0; quotes.MIN_BYTES = 1; quotes.CELL = 4096; ahead.RUN = 4\n"
         "from sessionview.core.session import JsonlSession\n"
         "s = JsonlSession.load(sys.argv[1], digest=False)\n"
         "for n in range(1, 60000): s.view(n, keep=False)\n"
