@@ -145,3 +145,35 @@ def test_close_with_nothing_started(tmp_path):
     s.close()
     s.close()
     assert _fds() == fds and not _children()
+
+
+@needs_fork
+def test_a_block_is_taken_with_the_counts_of_its_own_bytes_and_never_while_written(tmp_path, monkeypatch):
+    from sessionview.core.doc.parse import unescaped_quotes
+
+    _helper_on(monkeypatch)
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(_file(LINES // 2))
+    s = JsonlSession.load(p, digest=False)
+    first = max(n for n, _ in s._cache) + 300
+    starts = s.doc.source.starts
+    nxt = quotes.block_end(starts, first - 1, quotes.CELL)
+    stop = quotes.block_end(starts, nxt, quotes.CELL)
+    size = starts[stop] - starts[nxt]
+    r, w = _when_served(monkeypatch, nxt)
+    for n in range(1, first + 1):
+        s.view(n, keep=False)
+    os.close(w)
+    helper = s._ahead._helper
+    assert os.read(r, 1) == b"x"
+    os.close(r)
+    slot = starts[nxt] // quotes.CELL % quotes.SLOTS
+    helper._tags[slot] = -1  # as the helper marks a slot it is writing
+    assert helper.take(nxt, stop, size) is None
+    helper._tags[slot] = nxt + 1
+    data, counts = helper.take(nxt, stop, size)
+    assert data == p.read_bytes()[starts[nxt] : starts[stop]]
+    assert counts == [unescaped_quotes(data[a - starts[nxt] : b - starts[nxt]]) for a, b in zip(starts[nxt:stop], starts[nxt + 1 : stop + 1])]
+    assert helper.take(nxt + 1, stop, size - (starts[nxt + 1] - starts[nxt])) is None  # not a block's first line
+    s.close()
+    assert helper.take(nxt, stop, size) is None and not _children()  # closed: nothing to take, nothing left

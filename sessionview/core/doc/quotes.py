@@ -100,7 +100,8 @@ class QuoteHelper:
         lines = len(source.starts) - first
         ints = _HEAD + SLOTS + lines
         self._base = 4 * ints  # the slots' bytes follow the ints
-        self._slot = slot = 3 * CELL  # a longer block (a long last line) is left to the reader, as LinesAhead does
+        self._cell = cell = CELL
+        self._slot = slot = 3 * cell  # a longer block (a long last line) is left to the reader, as LinesAhead does
         self._map = mmap.mmap(-1, self._base + SLOTS * slot)  # anonymous and shared: zeros (touched pages only)
         self._ints = memoryview(self._map)[: self._base].cast("i")
         self._tags = self._ints[_HEAD : _HEAD + SLOTS]
@@ -117,7 +118,7 @@ class QuoteHelper:
             code = 0
             try:
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
-                _serve(source, first, self._ints, self._map, self._base, slot, self._owner)
+                _serve(source, first, self._ints, self._map, self._base, cell, self._owner)
             except BaseException:  # noqa: BLE001 - the file changed (a short read): the reader reads itself
                 code = 1
             finally:
@@ -136,7 +137,7 @@ class QuoteHelper:
         its lines, as the helper read and counted them; ``None`` when it has not (yet)."""
         if i <= self.first:
             return None
-        slot = self.source.starts[i] // CELL % SLOTS
+        slot = self.source.starts[i] // self._cell % SLOTS
         try:
             tags = self._tags
             if tags[slot] != i + 1:
@@ -191,26 +192,27 @@ _HEAD = 2  # the shared ints before the slots' tags: [the first line of the read
 _AT = 0
 
 
-def _serve(source: Source, first: int, ints: memoryview, shared: mmap.mmap, base: int, slot_size: int, reader: int) -> None:
+def _serve(source: Source, first: int, ints: memoryview, shared: mmap.mmap, base: int, grid: int, reader: int) -> None:
+    slot_size = 3 * grid
     starts = source.starts
     count = len(starts)
     size = source.size
     tags = ints[_HEAD : _HEAD + SLOTS]
     counts = ints[_HEAD + SLOTS :]
-    i = block_end(starts, first, CELL)  # the block after the reader's
+    i = block_end(starts, first, grid)  # the block after the reader's
     while i < count:
         if os.getppid() != reader:  # the reader is gone (a pass cut short by its exit): nobody needs the rest
             return
         at = ints[_AT]
         if at >= i:  # the reader passed us: go on with the block after its own
-            i = block_end(starts, at, CELL)
+            i = block_end(starts, at, grid)
             continue
         start = starts[i]
-        cell = start // CELL
-        if cell - starts[max(at, first)] // CELL >= SLOTS:  # the ring is full: the reader still needs its blocks
+        cell = start // grid
+        if cell - starts[max(at, first)] // grid >= SLOTS:  # the ring is full: the reader still needs its blocks
             time.sleep(WAIT)
             continue
-        stop = bisect.bisect_left(starts, (cell + 1) * CELL, i + 1, count)
+        stop = bisect.bisect_left(starts, (cell + 1) * grid, i + 1, count)
         end = starts[stop] if stop < count else size
         if end - start <= slot_size:  # a longer block is left to the reader
             data = source.read(start, end - start)
