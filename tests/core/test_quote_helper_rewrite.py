@@ -173,7 +173,7 @@ def test_a_block_is_taken_with_the_counts_of_its_own_bytes_and_never_while_writt
     helper._tags[slot] = nxt + 1
     data, counts = helper.take(nxt, stop, size)
     assert data == p.read_bytes()[starts[nxt] : starts[stop]]
-    assert counts == [unescaped_quotes(data[a - starts[nxt] : b - starts[nxt]]) for a, b in zip(starts[nxt:stop], starts[nxt + 1 : stop + 1])]
+    assert counts == [unescaped_quotes(data[a - starts[nxt] : b - starts[nxt]]) for a, b in zip(starts[nxt:stop], starts[nxt + 1 : stop + 1], strict=True)]
     assert helper.take(nxt + 1, stop, size - (starts[nxt + 1] - starts[nxt])) is None  # not a block's first line
     s.close()
     assert helper.take(nxt, stop, size) is None and not _children()  # closed: nothing to take, nothing left
