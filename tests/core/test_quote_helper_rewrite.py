@@ -145,6 +145,9 @@ def test_close_with_nothing_started(tmp_path):
     s.close()
     s.close()
     assert _fds() == fds and not _children()
+    with JsonlSession.load(p, digest=False) as s:
+        assert len(_fds() - fds) == 1 and s.view(2).value["n"] == 1234567
+    assert _fds() == fds
 
 
 @needs_fork
