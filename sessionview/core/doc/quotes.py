@@ -43,7 +43,7 @@ __all__ = ["ENABLED", "MIN_BYTES", "CELL", "QuoteHelper", "unescaped_quotes_of_l
 ENABLED = True
 MIN_BYTES = 32 * 1024 * 1024  # the bytes left to read below which a second process costs more than it saves
 CELL = 1 << 20  # the grid of blocks: a block is the lines that start in one cell (LinesAhead's window)
-SLOTS = 4  # blocks held in the ring (the helper runs at most this many blocks ahead of the reader)
+SLOTS = 8  # blocks held in the ring (the helper runs at most this many blocks ahead of the reader)
 WAIT = 0.002  # seconds the helper waits for the reader when the ring is full
 
 
@@ -204,8 +204,10 @@ def _serve(source: Source, first: int, ints: memoryview, shared: mmap.mmap, base
         if os.getppid() != reader:  # the reader is gone (a pass cut short by its exit): nobody needs the rest
             return
         at = ints[_AT]
-        if at >= i:  # the reader passed us: go on with the block after its own
+        if at >= i:  # the reader passed us: go on a block ahead of it (the one after its next)
             i = block_end(starts, at, grid)
+            if i < count:
+                i = block_end(starts, i, grid)
             continue
         start = starts[i]
         cell = start // grid
