@@ -5,6 +5,7 @@ pass over a big file with a forked helper gives the same views as one without it
 import os
 import platform
 import random
+import select
 
 import pytest
 from hypothesis import given, settings
@@ -119,13 +120,34 @@ def _fds() -> set[str]:
     return set(os.listdir("/proc/self/fd"))
 
 
-def _when_served(monkeypatch, want: int) -> tuple[int, int]:
-    """A pipe the helper (forked later) writes a byte to once it has handed over the block that starts at line
-    ``want``: reading it, the test knows without a sleep that the helper read and counted that block. Close the
-    write end once the helper runs: a helper gone before then ends the read (EOF) instead of hanging it."""
+def _served_blocks(monkeypatch) -> tuple[int, int]:
+    """A pipe the helper (forked later) writes the first line of each block it hands over to: reading it, a
+    test knows without a sleep that the helper read and counted a block. Close the write end once the helper
+    runs: a helper gone ends the read (EOF) instead of hanging it."""
     r, w = os.pipe()
-    monkeypatch.setattr(quotes, "_served", lambda i: os.write(w, b"x") if i == want else None)
+    monkeypatch.setattr(quotes, "_served", lambda i: os.write(w, i.to_bytes(8, "little")))
     return r, w
+
+
+def _wait_served(r: int, want: int) -> None:
+    """Until the helper has handed over the block that starts at line ``want``."""
+    while True:
+        ready, _, _ = select.select([r], [], [], 60)
+        assert ready, "the helper handed over no block for a minute"
+        got = os.read(r, 8)
+        assert len(got) == 8, "the helper is gone"
+        if int.from_bytes(got, "little") == want:
+            return
+
+
+def _to_helper_start(s: JsonlSession) -> tuple[int, list]:
+    """View the records of ``s`` in order until the pass starts its helper: the line it started at, and the
+    views. The helper reads from the block after that line's, and the reader is still in that line's block,
+    so the helper is sure to hand over the next block before the reader moves on."""
+    views = []
+    while s._ahead is None or s._ahead._helper is None:
+        views.append(s.view(len(views) + 1, keep=False))
+    return s._ahead._helper.first, views
 
 
 @needs_fork
@@ -135,16 +157,13 @@ def test_a_pass_with_the_helper_gives_the_views_of_one_without(tmp_path, monkeyp
     body = _hostile_lines(1200, 7)
     p.write_bytes(b"\xef\xbb\xbf" + b"\n".join(body[:600]) + b"\r\n" + b"\r\n".join(body[600:]))
     with_helper = JsonlSession.load(p, digest=False)
-    first = max(n for n, _ in with_helper._cache) + 40  # the records the detection parsed are not read again
-    # the pass stops at record ``first``: the helper runs from the block after its line's (RUN = 4)
-    nxt = quotes.block_end(with_helper.doc.source.starts, first - 1, quotes.CELL)
-    r, w = _when_served(monkeypatch, nxt)
-    views = [with_helper.view(n, keep=False) for n in range(1, first + 1)]
+    r, w = _served_blocks(monkeypatch)
+    first, views = _to_helper_start(with_helper)
     os.close(w)
-    assert with_helper._ahead._helper is not None
-    assert os.read(r, 1) == b"x"  # the helper handed over the block after the reader's
-    os.close(r)
-    views += [with_helper.view(n, keep=False) for n in range(first + 1, len(with_helper) + 1)]
+    nxt = quotes.block_end(with_helper.doc.source.starts, first, quotes.CELL)
+    _wait_served(r, nxt)  # the helper handed over the block after the reader's
+    os.close(r)  # (its next hand-overs fail with EPIPE: it stops, and the reader reads the rest itself)
+    views += [with_helper.view(n, keep=False) for n in range(first + 2, len(with_helper) + 1)]
     assert nxt in taken  # and the reader took it
     assert with_helper._ahead._helper is None and not _children()  # reaped at the pass's last window
     monkeypatch.setattr(quotes, "ENABLED", False)

@@ -6,7 +6,7 @@ process and no descriptor."""
 import os
 import threading
 
-from test_quote_helper import _children, _fds, _helper_on, _when_served, needs_fork
+from test_quote_helper import _children, _fds, _helper_on, _served_blocks, _to_helper_start, _wait_served, needs_fork
 
 from sessionview.core.doc import quotes
 from sessionview.core.session import JsonlSession
@@ -42,20 +42,20 @@ def _pass_across_a_rewrite(tmp_path, monkeypatch, before: bool, after: bool):
     p = tmp_path / "s.jsonl"
     p.write_bytes(_file(None))
     s = JsonlSession.load(p, digest=False)
-    first = max(n for n, _ in s._cache) + 300  # past the records the detection parsed (read again: no)
-    nxt = quotes.block_end(s.doc.source.starts, first - 1, quotes.CELL)
+    first, _ = _to_helper_start(s)  # where the pass starts its helper: the same line in a file of the same layout
+    nxt = quotes.block_end(s.doc.source.starts, first, quotes.CELL)
     target = nxt + 5  # a line of the block the helper reads ahead
     s.close()
     p.write_bytes(_file(target if before else None))
     s = JsonlSession.load(p, digest=False)
-    r, w = _when_served(monkeypatch, nxt)
-    views = [s.view(n, keep=False) for n in range(1, first + 1)]
+    r, w = _served_blocks(monkeypatch)
+    again, views = _to_helper_start(s)
+    assert again == first
     os.close(w)
-    assert s._ahead._helper is not None
-    assert os.read(r, 1) == b"x"  # the helper has read and counted the block of ``target``
+    _wait_served(r, nxt)  # the helper has read and counted the block of ``target``
     os.close(r)
     _rewrite_in_place(p, _file(target if after else None))
-    views += [s.view(n, keep=False) for n in range(first + 1, len(s) + 1)]
+    views += [s.view(n, keep=False) for n in range(first + 2, len(s) + 1)]
     s.close()
     return views, target, nxt in taken
 
@@ -158,17 +158,15 @@ def test_a_block_is_taken_with_the_counts_of_its_own_bytes_and_never_while_writt
     p = tmp_path / "s.jsonl"
     p.write_bytes(_file(LINES // 2))
     s = JsonlSession.load(p, digest=False)
-    first = max(n for n, _ in s._cache) + 300
-    starts = s.doc.source.starts
-    nxt = quotes.block_end(starts, first - 1, quotes.CELL)
-    stop = quotes.block_end(starts, nxt, quotes.CELL)
-    size = starts[stop] - starts[nxt]
-    r, w = _when_served(monkeypatch, nxt)
-    for n in range(1, first + 1):
-        s.view(n, keep=False)
+    r, w = _served_blocks(monkeypatch)
+    first, _ = _to_helper_start(s)
     os.close(w)
     helper = s._ahead._helper
-    assert os.read(r, 1) == b"x"
+    starts = s.doc.source.starts
+    nxt = quotes.block_end(starts, first, quotes.CELL)
+    stop = quotes.block_end(starts, nxt, quotes.CELL)
+    size = starts[stop] - starts[nxt]
+    _wait_served(r, nxt)
     os.close(r)
     slot = starts[nxt] // quotes.CELL % quotes.SLOTS
     helper._tags[slot] = -1  # as the helper marks a slot it is writing
