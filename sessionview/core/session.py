@@ -9,6 +9,7 @@ message index for a LittleGhost document.
 from __future__ import annotations
 
 import os
+import threading
 from collections import OrderedDict
 from typing import Any, Callable, Iterator
 
@@ -59,6 +60,8 @@ class JsonlSession(Session):
         self._ids: tuple[Document, list[tuple[int, str | None, str | None]]] | None = None
         self._derived: dict[str, Any] = {}  # what is built from ``_ids`` (branches, superseded copies)
         self._ahead: LinesAhead | None = None  # the lines read ahead for ``view(n, keep=False)``
+        self._owns_doc = False  # the document's descriptor is this session's to close (it loaded the file)
+        self._closing = threading.Lock()
         self.adapter = adapter if adapter is not None else self._detect()
         self.read_only_reason = getattr(self.adapter, "read_only", None)
 
@@ -75,7 +78,26 @@ class JsonlSession(Session):
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], cap: int = DEFAULT_CAP, digest: bool = True) -> "JsonlSession":
-        return cls(Document.load(path, digest=digest), cap=cap)
+        doc = Document.load(path, digest=digest)
+        try:
+            session = cls(doc, cap=cap)
+        except BaseException:
+            doc.close()
+            raise
+        session._owns_doc = True
+        return session
+
+    def close(self) -> None:
+        """Stop and reap the quote helper of a pass (if one runs), and close the file's descriptor when this
+        session opened it (:meth:`load`, :func:`open_session`; a document handed in stays its owner's).
+        Idempotent, and safe from any thread; once closed, a session reads nothing more of its file."""
+        with self._closing:
+            ahead, self._ahead = self._ahead, None
+            owns, self._owns_doc = self._owns_doc, False
+        if ahead is not None:
+            ahead.close()
+        if owns:
+            self.doc.close()
 
     @classmethod
     def from_bytes(cls, data: bytes, path: str | None = None, cap: int = DEFAULT_CAP) -> "JsonlSession":

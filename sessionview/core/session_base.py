@@ -80,7 +80,14 @@ class Session:
         raise NotImplementedError
 
     def close(self) -> None:
-        pass
+        """Let go of what the session holds (a helper process, the file's descriptor): idempotent, from any
+        thread. The kinds that hold nothing do nothing."""
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 class RecordFacts:

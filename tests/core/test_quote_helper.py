@@ -3,7 +3,9 @@ own (:func:`unescaped_quotes`), a count handed to :func:`parse_record` changes n
 pass over a big file with a forked helper gives the same views as one without it."""
 
 import os
+import platform
 import random
+import select
 
 import pytest
 from hypothesis import given, settings
@@ -79,31 +81,97 @@ def _hostile_lines(n: int, seed: int) -> list[bytes]:
     return [rnd.choice(pool) + rnd.choice([b"", b" " * rnd.randint(0, 5000)]) for _ in range(n)]
 
 
-@pytest.mark.skipif(not (hasattr(os, "fork") and (os.cpu_count() or 1) > 1), reason="needs fork and two cores")
-def test_a_pass_with_the_helper_gives_the_views_of_one_without(tmp_path, monkeypatch):
+needs_fork = pytest.mark.skipif(
+    not (hasattr(os, "fork") and (os.cpu_count() or 1) > 1 and platform.machine() in ("x86_64", "AMD64")),
+    reason="needs fork, two cores and x86-64",
+)
+
+
+def _helper_on(monkeypatch, cell: int = 4096) -> list[int]:
+    """A helper for any pass of a few kilobytes, on a grid of ``cell`` bytes: the first lines of the blocks the
+    reader took from it are listed."""
     monkeypatch.setattr(quotes, "_load", lambda: 0.0)  # whatever the machine's load
     monkeypatch.setattr(quotes, "MIN_BYTES", 1)
-    monkeypatch.setattr(quotes, "BLOCK", 8192)  # many blocks
-    monkeypatch.setattr(quotes, "LEAD", 4096)
+    monkeypatch.setattr(quotes, "CELL", cell)  # many blocks
     monkeypatch.setattr(ahead_mod, "RUN", 4)
-    monkeypatch.setattr(ahead_mod, "WINDOW", 4096)
+    taken: list[int] = []
+    real = quotes.QuoteHelper.take
+
+    def take(self, i, stop, size):
+        got = real(self, i, stop, size)
+        if got is not None:
+            taken.append(i)
+        return got
+
+    monkeypatch.setattr(quotes.QuoteHelper, "take", take)
+    return taken
+
+
+def _children() -> set[int]:
+    """The processes this one forked that are not reaped yet (zombies included)."""
+    pids: set[int] = set()
+    for task in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{task}/children") as f:
+            pids.update(int(p) for p in f.read().split())
+    return pids
+
+
+def _fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+def _served_blocks(monkeypatch) -> tuple[int, int]:
+    """A pipe the helper (forked later) writes the first line of each block it hands over to: reading it, a
+    test knows without a sleep that the helper read and counted a block. Close the write end once the helper
+    runs: a helper gone ends the read (EOF) instead of hanging it."""
+    r, w = os.pipe()
+    monkeypatch.setattr(quotes, "_served", lambda i: os.write(w, i.to_bytes(8, "little")))
+    return r, w
+
+
+def _wait_served(r: int, want: int) -> None:
+    """Until the helper has handed over the block that starts at line ``want``."""
+    while True:
+        ready, _, _ = select.select([r], [], [], 60)
+        assert ready, "the helper handed over no block for a minute"
+        got = os.read(r, 8)
+        assert len(got) == 8, "the helper is gone"
+        if int.from_bytes(got, "little") == want:
+            return
+
+
+def _to_helper_start(s: JsonlSession) -> tuple[int, list]:
+    """View the records of ``s`` in order until the pass starts its helper: the line it started at, and the
+    views. The helper reads from the block after that line's, and the reader is still in that line's block,
+    so the helper is sure to hand over the next block before the reader moves on."""
+    views = []
+    while s._ahead is None or s._ahead._helper is None:
+        views.append(s.view(len(views) + 1, keep=False))
+    return s._ahead._helper.first, views
+
+
+@needs_fork
+def test_a_pass_with_the_helper_gives_the_views_of_one_without(tmp_path, monkeypatch):
+    taken = _helper_on(monkeypatch)
     p = tmp_path / "s.jsonl"
     body = _hostile_lines(1200, 7)
     p.write_bytes(b"\xef\xbb\xbf" + b"\n".join(body[:600]) + b"\r\n" + b"\r\n".join(body[600:]))
     with_helper = JsonlSession.load(p, digest=False)
-    views = [with_helper.view(n, keep=False) for n in range(1, len(with_helper) + 1)]
-    helper = with_helper._ahead._helper
-    assert helper is not None
-    counted = sum(1 for c in helper._counts if c)
-    pid = helper._pid
-    helper.close()
-    with pytest.raises(ChildProcessError):  # stopped and reaped
-        os.waitpid(pid, os.WNOHANG)
+    r, w = _served_blocks(monkeypatch)
+    first, views = _to_helper_start(with_helper)
+    os.close(w)
+    nxt = quotes.block_end(with_helper.doc.source.starts, first, quotes.CELL)
+    _wait_served(r, nxt)  # the helper handed over the block after the reader's
+    os.close(r)  # (its next hand-overs fail with EPIPE: it stops, and the reader reads the rest itself)
+    views += [with_helper.view(n, keep=False) for n in range(first + 2, len(with_helper) + 1)]
+    assert nxt in taken  # and the reader took it
+    assert with_helper._ahead._helper is None and not _children()  # reaped at the pass's last window
     monkeypatch.setattr(quotes, "ENABLED", False)
     plain = JsonlSession.load(p, digest=False)
     expected = [plain.view(n, keep=True) for n in range(1, len(plain) + 1)]
     assert [repr(v) for v in views] == [repr(v) for v in expected]  # repr: NaN is not NaN
-    assert counted > 0  # the helper did count (some of) the lines
+    with_helper.close()
+    plain.close()
 
 
 def test_no_helper_on_a_busy_machine_or_beside_a_thread(monkeypatch):
@@ -122,7 +190,7 @@ def test_no_helper_on_a_busy_machine_or_beside_a_thread(monkeypatch):
         t.join()
 
 
-@pytest.mark.skipif(not (hasattr(os, "fork") and (os.cpu_count() or 1) > 1), reason="needs fork and two cores")
+@needs_fork
 def test_the_helper_stops_when_its_reader_exits(tmp_path):
     """A pass cut short by the reader's exit (``show | head``) leaves no helper counting the rest of the file."""
     import subprocess
@@ -134,7 +202,7 @@ def test_the_helper_stops_when_its_reader_exits(tmp_path):
     script = (
         "import os, sys\n"
         "from sessionview.core.doc import quotes, ahead\n"
-        "quotes._load = lambda: 0.0; quotes.MIN_BYTES = 1; quotes.BLOCK = 4096; ahead.RUN = 4\n"
+        "quotes._load = lambda: 0.0; quotes.MIN_BYTES = 1; quotes.CELL = 4096; ahead.RUN = 4\n"
         "from sessionview.core.session import JsonlSession\n"
         "s = JsonlSession.load(sys.argv[1], digest=False)\n"
         "for n in range(1, 60000): s.view(n, keep=False)\n"

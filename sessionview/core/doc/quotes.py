@@ -3,14 +3,23 @@
 :func:`~sessionview.core.doc.parse.parse_record` proves that a record repeats no key by counting the strings of
 its bytes (two unescaped quotes each) against the strings of its parsed value. Counting them takes two to three
 scans of the bytes, a quarter to a third of the parse itself. On a pass over a big file (``JsonlSession.view(n,
-keep=False)`` for every ``n``, see :class:`~sessionview.core.doc.ahead.LinesAhead`) a forked helper counts them
-for the lines ahead of the reader, a few megabytes at a time (:func:`unescaped_quotes_of_lines`), into memory
-shared with the reader (4 bytes a line). The reader takes a count when it is there and counts itself when it is
-not (the helper is behind, or gone): the records and their marks are the same either way, only the time differs.
+keep=False)`` for every ``n``, see :class:`~sessionview.core.doc.ahead.LinesAhead`) a forked helper reads the
+blocks ahead of the reader and counts their lines (:func:`unescaped_quotes_of_lines`), into memory shared with
+the reader: a ring of :data:`SLOTS` blocks, each with its bytes and the counts of its lines.
 
-Both processes read the same open file at the offsets of the same line index (copied on fork). A count only ever
-says "as many strings as the value's, so no duplicate key"; any other count sends the record to the exact test
-of the bytes it was parsed from.
+A block is the run of lines that start in one :data:`CELL` of the file (a grid both processes compute from the
+same line index, copied on fork), so the reader's window of lines is the helper's block. The reader takes a
+block the helper has there, **its bytes with its counts**, and parses those bytes: a count is always of the very
+bytes it is used for, even when the file is rewritten in place between the helper's read and the reader's (its
+own read would then see other bytes). A block that is not there (the helper is behind, gone, or the block is
+over three cells) the reader reads and counts itself: the records and their marks are the same either
+way, only the time differs.
+
+The hand-over is a sequence lock over plain stores to shared memory: the helper marks a slot as being written,
+fills it, then stores the block's first line in its tag; the reader copies a slot only between two reads of the
+same tag. It relies on stores and loads not being reordered with each other, as x86-64 guarantees: elsewhere
+no helper starts. The helper writes only the slots of blocks fewer than :data:`SLOTS` ahead of the block the
+reader last posted, so it never overwrites the block the reader is copying.
 """
 
 from __future__ import annotations
@@ -18,21 +27,24 @@ from __future__ import annotations
 import bisect
 import mmap
 import os
+import platform
 import signal
 import sys
 import threading
+import time
 from array import array
-from typing import Sequence
+from typing import Callable, Sequence
 
 from sessionview.core.doc.document import Source
 
-__all__ = ["ENABLED", "MIN_BYTES", "QuoteHelper", "unescaped_quotes_of_lines", "can_fork"]
+__all__ = ["ENABLED", "MIN_BYTES", "CELL", "QuoteHelper", "unescaped_quotes_of_lines", "can_fork"]
 
 #: whether a pass may start a helper at all (a process that already splits its work between cores turns it off)
 ENABLED = True
 MIN_BYTES = 32 * 1024 * 1024  # the bytes left to read below which a second process costs more than it saves
-BLOCK = 4 * 1024 * 1024  # bytes counted at once by the helper
-LONG = 16 * 1024 * 1024  # a line longer than this is not read by the helper (over the parse's default cap)
+CELL = 1 << 20  # the grid of blocks: a block is the lines that start in one cell (LinesAhead's window)
+SLOTS = 8  # blocks held in the ring (the helper runs at most this many blocks ahead of the reader)
+WAIT = 0.002  # seconds the helper waits for the reader when the ring is full
 
 
 def unescaped_quotes_of_lines(data: bytes, offsets: Sequence[int]) -> array:
@@ -50,11 +62,14 @@ def unescaped_quotes_of_lines(data: bytes, offsets: Sequence[int]) -> array:
 
 
 def can_fork() -> bool:
-    """Whether this process may fork a helper: Linux, two cores, no thread but this one (a fork copies only the
-    calling thread, so a lock another thread holds would stay locked in the child), and a core left idle by the
-    rest of the machine (the one-minute load average below the cores): the helper spends more CPU on its counts
-    than the reader saves, so it pays only where it runs beside the reader, not instead of another's work."""
+    """Whether this process may fork a helper: Linux on x86-64 (the hand-over's ordering, see the module), two
+    cores, no thread but this one (a fork copies only the calling thread, so a lock another thread holds would
+    stay locked in the child), and a core left idle by the rest of the machine (the one-minute load average
+    below the cores): the helper spends more CPU on its counts than the reader saves, so it pays only where it
+    runs beside the reader, not instead of another's work."""
     if not (ENABLED and hasattr(os, "fork") and sys.platform.startswith("linux") and threading.active_count() == 1):
+        return False
+    if platform.machine() not in ("x86_64", "AMD64"):
         return False
     cpus = os.cpu_count() or 1
     return cpus > 1 and _load() < cpus
@@ -67,60 +82,101 @@ def _load() -> float:
         return float("inf")
 
 
-class QuoteHelper:
-    """A forked process counting the unescaped quotes of lines ``first..`` of ``source`` ahead of the reader.
+def block_end(starts: Sequence[int], i: int, cell: int) -> int:
+    """The line after the block of line ``i``: the first line after ``i`` that starts in a later cell."""
+    return bisect.bisect_left(starts, (starts[i] // cell + 1) * cell, i + 1, len(starts))
 
-    The counts go into memory shared with it (4 bytes a line: the count plus one, 0 while not counted). The reader
-    posts the line it is at; a helper that finds itself behind it skips ahead of it, so the two never count the
-    same lines for long, whichever is faster (or more loaded)."""
+
+class QuoteHelper:
+    """A forked process reading and counting the blocks of ``source`` after line ``first``'s, ahead of the reader.
+
+    The reader posts the block it reads (:meth:`post`) and takes the blocks the helper has ready (:meth:`take`);
+    a helper that finds itself behind skips ahead of the reader, so the two never read the same blocks for long,
+    whichever is faster (or more loaded). :meth:`close` stops and reaps it, from any thread, once."""
 
     def __init__(self, source: Source, first: int) -> None:
         self.source = source
         self.first = first
         lines = len(source.starts) - first
-        self._map = mmap.mmap(-1, 4 * (lines + _HEAD))  # anonymous and shared: zeros
-        self._shared = memoryview(self._map).cast("i")
-        self._counts = self._shared[_HEAD:]
-        self._posted = first
+        ints = _HEAD + SLOTS + lines
+        self._base = 4 * ints  # the slots' bytes follow the ints
+        self._cell = cell = CELL
+        self._slot = slot = 3 * cell  # a longer block (a long last line) is left to the reader, as LinesAhead does
+        self._map = mmap.mmap(-1, self._base + SLOTS * slot)  # anonymous and shared: zeros (touched pages only)
+        self._ints = memoryview(self._map)[: self._base].cast("i")
+        self._tags = self._ints[_HEAD : _HEAD + SLOTS]
+        self._counts = self._ints[_HEAD + SLOTS :]
+        self._owner = os.getpid()
+        self._lock = threading.Lock()
         self._pid: int | None = None
-        reader = os.getpid()
-        pid = os.fork()
-        if pid == 0:  # the helper: count, and exit without this process's cleanup
+        try:
+            pid = os.fork()
+        except BaseException:
+            self._release()
+            raise
+        if pid == 0:  # the helper: read and count, and exit without this process's cleanup
             code = 0
             try:
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
-                _count_lines(source, first, self._shared, reader)
-            except BaseException:  # noqa: BLE001 - the file changed (a short read): the reader counts itself
+                _serve(source, first, self._ints, self._map, self._base, cell, self._owner)
+            except BaseException:  # noqa: BLE001 - the file changed (a short read): the reader reads itself
                 code = 1
             finally:
                 os._exit(code)
         self._pid = pid
 
-    def get(self, i: int) -> int:
-        """The count of line ``i``, or -1 when the helper has not counted it."""
-        k = i - self.first
-        if k >= 0:
-            if i >= self._posted:  # tell the helper where the reader is (every few lines: it looks once a block)
-                self._shared[_AT] = i
-                self._posted = i + _POST_EVERY
-            try:
-                return self._counts[k] - 1
-            except IndexError:  # a line beyond the index of the fork (none: the source is immutable)
-                pass
-        return -1
+    def post(self, i: int) -> None:
+        """The reader is at the block that starts at line ``i``."""
+        try:
+            self._ints[_AT] = i
+        except ValueError:  # closed (by another thread)
+            pass
+
+    def take(self, i: int, stop: int, size: int) -> tuple[bytes, list[int]] | None:
+        """The bytes of the block of lines ``[i, stop)`` (``size`` of them) and the unescaped quotes of each of
+        its lines, as the helper read and counted them; ``None`` when it has not (yet)."""
+        if i <= self.first:
+            return None
+        slot = self.source.starts[i] // self._cell % SLOTS
+        try:
+            tags = self._tags
+            if tags[slot] != i + 1:
+                return None
+            offset = self._base + slot * self._slot
+            data = self._map[offset : offset + size]
+            counts = self._counts[i - self.first : stop - self.first].tolist()
+            if tags[slot] != i + 1:  # overwritten while copied (never, by the ring's rule: but proven here)
+                return None
+        except ValueError:  # closed (by another thread)
+            return None
+        return data, counts
 
     def close(self) -> None:
-        """Stop the helper (if it still runs) and reap it."""
-        pid, self._pid = self._pid, None
-        if pid is not None:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
+        """Stop the helper (if it still runs), reap it and unmap the shared memory. Idempotent; only the process
+        that forked it does anything (a copy of this object in a later fork leaves the helper alone)."""
+        with self._lock:
+            pid, self._pid = self._pid, None
+            if os.getpid() != self._owner:
+                return
+            if pid is not None:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                try:
+                    os.waitpid(pid, 0)
+                except ChildProcessError:  # reaped elsewhere (a SIGCHLD handler, a wait for any child)
+                    pass
+            self._release()
+
+    def _release(self) -> None:
+        for view in (self._tags, self._counts, self._ints):
+            view.release()
+        self._map.close()
+
+    @property
+    def running(self) -> bool:
+        return self._pid is not None
 
     def __del__(self) -> None:
         try:
@@ -129,34 +185,49 @@ class QuoteHelper:
             pass
 
 
-_HEAD = 2  # the shared ints before the counts: [the line the reader is at, unused]
+#: a test's hook, called in the helper with the first line of each block it has handed over
+_served: Callable[[int], None] | None = None
+
+_HEAD = 2  # the shared ints before the slots' tags: [the first line of the reader's block, unused]
 _AT = 0
-_POST_EVERY = 32  # lines between two posts of the reader's place
-LEAD = 1 << 20  # bytes past the reader where a helper that fell behind starts again
 
 
-def _count_lines(source: Source, first: int, shared: memoryview, reader: int) -> None:
+def _serve(source: Source, first: int, ints: memoryview, shared: mmap.mmap, base: int, grid: int, reader: int) -> None:
+    slot_size = 3 * grid
     starts = source.starts
     count = len(starts)
     size = source.size
-    counts = shared[_HEAD:]
-    i = first
+    tags = ints[_HEAD : _HEAD + SLOTS]
+    counts = ints[_HEAD + SLOTS :]
+    i = block_end(starts, first, grid)  # the block after the reader's
     while i < count:
         if os.getppid() != reader:  # the reader is gone (a pass cut short by its exit): nobody needs the rest
             return
-        at = shared[_AT]
-        if at >= i:  # the reader passed us: go on a little ahead of it
-            i = bisect.bisect_left(starts, starts[at] + LEAD, at + 1, count)
-            if i >= count:
-                break
+        at = ints[_AT]
+        if at >= i:  # the reader passed us: go on a block ahead of it (the one after its next)
+            i = block_end(starts, at, grid)
+            if i < count:
+                i = block_end(starts, i, grid)
+            continue
         start = starts[i]
-        stop = max(bisect.bisect_right(starts, start + BLOCK, i + 1, count) - 1, i + 1)
+        cell = start // grid
+        if cell - starts[max(at, first)] // grid >= SLOTS:  # the ring is full: the reader still needs its blocks
+            time.sleep(WAIT)
+            continue
+        stop = bisect.bisect_left(starts, (cell + 1) * grid, i + 1, count)
         end = starts[stop] if stop < count else size
-        if end - start <= LONG:  # a longer line is over the parse's cap, or not worth a read: left uncounted
+        if end - start <= slot_size:  # a longer block is left to the reader
             data = source.read(start, end - start)
             offsets = [starts[k] - start for k in range(i, stop)]
             offsets.append(end - start)
-            # one int at a time (an aligned 4-byte store: the reader sees 0 or the count, never a part of it)
-            for k, c in enumerate(unescaped_quotes_of_lines(data, offsets), i - first):
-                counts[k] = c + 1
+            quotes = unescaped_quotes_of_lines(data, offsets)
+            slot = cell % SLOTS
+            tags[slot] = -1  # being written: the reader takes none of it
+            offset = base + slot * slot_size
+            shared[offset : offset + len(data)] = data
+            for k, c in enumerate(quotes, i - first):
+                counts[k] = c
+            tags[slot] = i + 1  # the block of line i is there
+            if _served is not None:
+                _served(i)
         i = stop
