@@ -22,7 +22,10 @@ def open_document_session(path: str, max_size: int | None = None) -> Session | N
     if max_size is not None and os.path.getsize(path) > max_size:
         raise ScanLimit("a big document: open it in a thread")
     session = open_session(path)
-    return None if isinstance(session, JsonlSession) else session
+    if isinstance(session, JsonlSession):
+        session.close()  # a line file after all: its descriptor is not kept
+        return None
+    return session
 
 
 def looks_like_json_document(head: bytes) -> bool:

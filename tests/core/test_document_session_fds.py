@@ -1,0 +1,26 @@
+"""``open_document_session`` on a file that starts like a JSON document but is read as JSON lines: the line
+session it opened to find out is closed, not left holding the file's descriptor."""
+
+import os
+
+from sessionview.core.view.documents import open_document_session
+
+
+def _fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+def test_a_line_file_that_looks_like_a_document_leaves_no_descriptor(tmp_path):
+    path = tmp_path / "broken.json"
+    path.write_bytes(b'{"role":"user",\n"x"\n{"role":"assistant","content":"yo"}\n')
+    before = _fds()
+    assert open_document_session(str(path)) is None
+    assert _fds() - before == set()
+
+
+def test_a_document_is_still_given_back(tmp_path):
+    path = tmp_path / "doc.json"
+    path.write_bytes(b'{\n  "messages": [\n    {"role": "user", "content": "hi"}\n  ]\n}\n')
+    session = open_document_session(str(path))
+    assert session is not None
+    session.close()
