@@ -134,7 +134,7 @@ def _arguments(args: Any, colons_needed: bool = True) -> tuple[bytes, int, int, 
             return indent(text_bytes(render.arguments_text(args)), INDENT2), keys, colons, containers
     if not blocks:
         b = orjson.dumps(args, option=_PRETTY)
-        if b.count(b"\n") < LINES_CAP:
+        if len(b) < 2 * LINES_CAP or b.count(b"\n") < LINES_CAP:  # a line of it is never empty
             return INDENT2 + safe_bytes(b).replace(b"\n", _NLINDENT2), keys, colons, containers
     elif flat:
         got = _flat_blocks(args)
@@ -151,7 +151,8 @@ def _flat_blocks(args: dict[str, Any]) -> bytes | None:
     over its cap of lines."""
     lines = [INDENT2 + b"{"]
     last = len(args) - 1
-    count = 2
+    count = 2  # the lines, or more (a block's bytes: counted only if that passes the cap)
+    texts: list[bytes] = []
     for i, (k, v) in enumerate(args.items()):
         key = _KEY_BYTES.get(k)
         if key is None:
@@ -160,13 +161,14 @@ def _flat_blocks(args: dict[str, Any]) -> bytes | None:
                 _KEY_BYTES[k] = key
         if type(v) is str and "\n" in v.strip("\n"):  # a block of text, without its comma
             b = text_bytes(v)
-            count += 2 + b.count(b"\n")
+            count += 2 + len(b)
+            texts.append(b)
             lines.append(_ARGS_INDENT + key + b": \xe2\x8f\x8e")  # ⏎
             lines.append(indent(b, _BLOCK))
             continue
         lines.append(_ARGS_INDENT + key + b": " + safe_bytes(orjson.dumps(v)) + (b"," if i < last else b""))
         count += 1
-    if count > LINES_CAP:
+    if count > LINES_CAP and count - sum(len(b) - b.count(b"\n") for b in texts) > LINES_CAP:
         return None
     lines.append(INDENT2 + b"}")
     return b"\n".join(lines)
@@ -215,7 +217,7 @@ class BruteRender:
         if content is None:
             text = b""
         elif type(content) is str:
-            if content.startswith("[compacted:"):
+            if content[:1] == "[" and content.startswith("[compacted:"):  # startswith parses its arguments slowly
                 return False
             if content.isascii():  # text_bytes, inline for the common case
                 text = content.encode("ascii")
