@@ -219,6 +219,7 @@ class BruteRender:
         elif type(content) is str:
             if content[:1] == "[" and content.startswith("[compacted:"):  # startswith parses its arguments slowly
                 return False
+            length = len(content)
             if content.isascii():  # text_bytes, inline for the common case
                 text = content.encode("ascii")
                 if text.translate(None, PRINTABLE_LINES):
@@ -249,7 +250,7 @@ class BruteRender:
         if self.log is not None and (calls or is_result):
             self.log.append((number, tuple((c[0], c[1]) for c in calls), (call_id,) if is_result else ()))
         if text:
-            tokens = (len(content) + 3) // 4
+            tokens = (length + 3) // 4
             out.append(b"#%d %s  (~%d token%s)" % (number, line_cached(role), tokens, b"" if tokens == 1 else b"s"))
         else:
             out.append(b"#%d %s" % (number, line_cached(role)))
