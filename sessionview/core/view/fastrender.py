@@ -20,8 +20,10 @@ This is a second validation next to ``parse_record``, kept here on purpose: it d
 sure", and every "sure" is a case where ``parse_record`` finds the record OK without a note.
 
 Text is escaped by :func:`~sessionview.core.text.escape_control` only where a byte scan of its UTF-8 finds a
-character it would change. A call's arguments are orjson's indented JSON wherever ``tools.generic`` writes the
-same (no float, no block of text, not deeply nested).
+character it would change, and indented on its bytes (both in :mod:`~sessionview.core.view.fastbytes`). A call's
+arguments are orjson's indented JSON wherever ``tools.generic`` writes the same (no float, no block of text,
+not deeply nested). :meth:`BruteRender.text` runs for every record ``show`` prints: it checks and renders in one
+pass; :meth:`BruteRender.json` takes the same checks from ``_read``.
 """
 
 from __future__ import annotations
