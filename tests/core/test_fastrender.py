@@ -194,7 +194,7 @@ def test_indent_into_is_render_indent():
     import itertools
 
     for n in range(6):
-        for parts in itertools.product(["", "a", "\n", " ", "é"], repeat=n):
+        for parts in itertools.product(["", "a", "\n", " ", "é", "\t"], repeat=n):  # a tab: the least byte after a newline
             text = "".join(parts)
             if not text:
                 continue

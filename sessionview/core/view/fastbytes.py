@@ -12,6 +12,7 @@ and the TypeError it raises and clears (its message formatted each time) costs m
 from __future__ import annotations
 
 import re
+from itertools import repeat
 
 from sessionview.core.text import escape_control
 from sessionview.core.view import render
@@ -104,15 +105,15 @@ def _body(b: bytes, prefix: bytes, bare: bytes) -> bytes:
     else:
         # Paragraphs: each indented alone, joined by an empty line (one split: cheaper than the two searches
         # for an empty line after), unless a run of empty lines (an empty paragraph, or one that starts with a
-        # newline) is there.
+        # newline) is there. No Python loop over the paragraphs: the least of them is empty or starts with a
+        # newline if any is (a tab, the only byte below a newline that escaped text holds, takes the slow way).
         parts = b.split(b"\n\n")
-        for p in parts[1:]:
-            if not p or p[:1] == b"\n":
-                empty, short = nl + b"\n", b"\n" + bare + b"\n"
-                body = b.replace(b"\n", nl).replace(empty, short).replace(empty, short)
-                break
+        least = min(parts[1:])
+        if not least or least[:1] <= b"\n":
+            empty, short = nl + b"\n", b"\n" + bare + b"\n"
+            body = b.replace(b"\n", nl).replace(empty, short).replace(empty, short)
         else:
-            body = (b"\n" + bare + nl).join([p.replace(b"\n", nl) for p in parts])
+            body = (b"\n" + bare + nl).join(map(bytes.replace, parts, repeat(b"\n"), repeat(nl)))
     if b[-1:] == b"\n":
         body = body[: len(body) - len(prefix)] + bare
     return body
