@@ -98,7 +98,7 @@ def _counts(v: Any) -> tuple[int, int, int, bool]:
 
 _ARGS_INDENT = INDENT2 + b"  "
 _BLOCK = INDENT2 + b"    | "
-_NLINDENT2 = b"\n" + INDENT2
+_NL_INDENT2 = b"\n" + INDENT2
 _PRETTY = orjson.OPT_INDENT_2
 MAX_ARGS_CONTAINERS = 64  # tools.generic shows what is nested deeper than 64 as a note: not done here
 
@@ -137,7 +137,7 @@ def _arguments(args: Any, colons_needed: bool = True) -> tuple[bytes, int, int, 
     if not blocks:
         b = orjson.dumps(args, option=_PRETTY)
         if len(b) < 2 * LINES_CAP or b.count(b"\n") < LINES_CAP:  # a line of it is never empty
-            return INDENT2 + safe_bytes(b).replace(b"\n", _NLINDENT2), keys, colons, containers
+            return INDENT2 + safe_bytes(b).replace(b"\n", _NL_INDENT2), keys, colons, containers
     elif flat:
         got = _flat_blocks(args)
         if got is not None:
