@@ -194,14 +194,47 @@ def test_indent_into_is_render_indent():
     import itertools
 
     for n in range(6):
-        for parts in itertools.product(["", "a", "\n", " ", "é"], repeat=n):
+        for parts in itertools.product(["", "a", "\n", " ", "é", "\t"], repeat=n):  # a tab: the least byte after a newline
             text = "".join(parts)
             if not text:
                 continue
             out: list[bytes] = []
             fastrender.indent_into(out, text.encode())
             assert b"".join(out) == render._indent(text).encode(), repr(text)
-            assert fastrender.indent(text.encode(), b"  | ") == render._indent(text, "  | ").encode()
+            for prefix in ("  | ", "        | ", "    ", "xx"):  # with and without trailing blanks
+                assert fastrender.indent(text.encode(), prefix.encode()) == render._indent(text, prefix).encode(), (text, prefix)
+    assert fastrender.indent(b"", b"  | ") == render._indent("", "  | ").encode() == b"  |"
+
+
+def test_one_line_strings_are_escaped_as_escape_control_escapes_them():
+    """``line`` (roles, ids, tool names) leaves a printable string as it is and escapes the rest as
+    escape_control(one_line=True) does: also characters that are not printable but need no escape (NBSP,
+    U+3000), newlines, tabs and lone surrogates."""
+    from sessionview.core.text import escape_control
+    from sessionview.core.view import fastbytes
+
+    chars = [*range(0x0, 0x300), *range(0x600, 0x620), *range(0x2000, 0x2070), 0x3000, 0xD800, 0xFEFF, 0xFFFE, 0x1F600]
+    for c in map(chr, chars):
+        for s in (c, "call_" + c, "é" + c + "x"):
+            want = escape_control(s, one_line=True).encode("utf-8")
+            assert fastbytes.line(s) == want == fastbytes.line_cached(s), repr(s)
+
+
+def test_arguments_at_their_line_cap_are_the_view_paths():
+    """A call's arguments with about ``LINES_CAP`` lines (pretty JSON, and a flat object with a block of text,
+    with and without empty lines) render as the view path renders them, on either side of the cap."""
+    from sessionview.core.view.tools import LINES_CAP
+
+    lines = []
+    for n in (LINES_CAP - 5, LINES_CAP - 4, LINES_CAP - 3, LINES_CAP - 2):
+        args = {"items": list(range(n))}  # n + 4 lines
+        lines.append(json.dumps({"role": "assistant", "content": "", "tool_calls": [{"id": f"a{n}", "name": "x", "arguments": args}]}, separators=(",", ":")))
+    for n in range(LINES_CAP - 8, LINES_CAP - 4):  # n + 6 lines: braces, path, the block's key and n + 2 lines
+        for line in ("l", ""):  # lines of text, or empty ones (a block's bytes are then fewer than its lines)
+            block = "x\n" + (line + "\n") * n + "y"
+            args = {"path": "p", "content": block}
+            lines.append(json.dumps({"role": "assistant", "content": "", "tool_calls": [{"id": f"b{n}{line}", "name": "write", "arguments": args}]}, separators=(",", ":")))
+    _check([line.encode() for line in lines])
 
 
 def test_colons_decide_duplicates_only_where_the_bytes_are_not_orjsons():

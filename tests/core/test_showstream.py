@@ -141,6 +141,26 @@ def test_a_block_rendered_again_knows_the_calls_of_the_blocks_relayed_before_it(
     assert b"<- result of c250 shell from #" in data
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_bom_crlf_lines_and_bad_records_inside_blocks(tmp_path, small_blocks, workers):
+    """A file that starts with a BOM and ends its lines with CRLF, with, inside blocks, a control character, a
+    record that is not sure (a duplicate key), a line that is not JSON and an empty one: what the views give."""
+    head = open(os.path.join(FIX, "brute-session.jsonl"), "rb").read().splitlines()
+    body = []
+    for i in range(120):
+        body.append(b'{"role":"user","content":"line %d\\n\\nnext"}' % i)
+        if i % 17 == 5:
+            body.append(b'{"role":"tool","tool_call_id":"c%d","content":"a\\u001b[31mred\\u0007 \\u202e"}' % i)
+        if i % 23 == 7:
+            body.append(b'{"role":"user","content":"a","content":"dup %d"}' % i)
+        if i % 29 == 11:
+            body += [b"{not json", b""]
+    p = tmp_path / "bom.jsonl"
+    p.write_bytes(b"\xef\xbb\xbf" + b"\r\n".join(head + body) + b"\r\n")
+    assert open_stream(str(p)).format == "brute"
+    assert _shown(str(p), workers) == _reference(str(p))
+
+
 @pytest.mark.parametrize("split", [0.01, 0.3, 0.99])
 def test_any_split_point(tmp_path, small_blocks, monkeypatch, split):
     monkeypatch.setattr(showstream, "SPLIT", split)

@@ -20,8 +20,10 @@ This is a second validation next to ``parse_record``, kept here on purpose: it d
 sure", and every "sure" is a case where ``parse_record`` finds the record OK without a note.
 
 Text is escaped by :func:`~sessionview.core.text.escape_control` only where a byte scan of its UTF-8 finds a
-character it would change. A call's arguments are orjson's indented JSON wherever ``tools.generic`` writes the
-same (no float, no block of text, not deeply nested).
+character it would change, and indented on its bytes (both in :mod:`~sessionview.core.view.fastbytes`). A call's
+arguments are orjson's indented JSON wherever ``tools.generic`` writes the same (no float, no block of text,
+not deeply nested). :meth:`BruteRender.text` runs for every record ``show`` prints: it checks and renders in one
+pass; :meth:`BruteRender.json` takes the same checks from ``_read``.
 """
 
 from __future__ import annotations
@@ -35,138 +37,23 @@ from sessionview.core.doc.pairing import Pairing
 from sessionview.core.formats.brute_message import KEYS, TOOL_CALL_KEYS
 from sessionview.core.text import escape_control
 from sessionview.core.view import render
+from sessionview.core.view.fastbytes import (
+    DROP, INDENT2, PRINTABLE_LINES, indent, indent_into, line, line_cached, safe_bytes, text_bytes,
+)
 from sessionview.core.view.tools import LINES_CAP
 
-__all__ = ["BruteRender", "indent", "indent_into", "replay", "safe_bytes", "text_bytes"]
+__all__ = ["BruteRender", "indent", "indent_into", "replay", "result_link", "safe_bytes", "text_bytes"]
 
 MAX_CONTAINERS = 100  # more may be nested deeper than Ruby's JSON.parse allows: the view path checks
 
 _KEYS = frozenset(KEYS)
 _CALL_KEYS = frozenset(TOOL_CALL_KEYS)
-_PRINTABLE = bytes(range(0x20, 0x7F))
-_PRINTABLE_LINES = _PRINTABLE + b"\n\t"
-# The bytes of a UTF-8 text that can belong to a character escape_control changes (C0 but newline and tab,
-# DEL, C1 and soft hyphen U+0080-U+00AD, U+061C, U+200B-U+200F, U+2028-U+202E, U+2066-U+2069, U+FEFF): the
-# controls, every lead byte (so that no two characters run together once the rest is deleted) and the
-# continuation bytes those characters use. What is left of a text is short; a pattern finds them in it.
-_KEEP = set(range(0x20)) - {0x09, 0x0A} | {0x7F} | set(range(0x80, 0xA0)) | set(range(0xA6, 0xAF)) | {0xBB, 0xBF} | set(range(0xC0, 0x100))
-_DROP = bytes(b for b in range(256) if b not in _KEEP)
-_NOT_CONTROL = bytes(b for b in range(256) if not (b < 0x20 and b not in (0x09, 0x0A) or b == 0x7F))
-_UNSAFE_UTF8 = re.compile(rb"\xc2[\x80-\x9f\xad]|\xd8\x9c|\xe2\x80[\x8b-\x8f\xa8-\xae]|\xe2\x81[\xa6-\xa9]|\xef\xbb\xbf")
-_E280 = re.compile(rb"\xe2\x80[\x8b-\x8f\xa8-\xae]")
-_C2 = re.compile(rb"\xc2[\x80-\x9f\xad]")
 # the same for render's JSON: DEL, C1, U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069, U+2028, U+2029
 _JSON_UNSAFE_UTF8 = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xd8\x9c|\xe2\x80[\x8e\x8f\xa8-\xae]|\xe2\x81[\xa6-\xa9]")
 _JSON_OPTIONS = orjson.OPT_NON_STR_KEYS
-_INDENT = render.INDENT.encode()
-_INDENT2 = _INDENT * 2
-_NL_INDENT = b"\n" + _INDENT
-_EMPTY_LINE = b"\n" + _INDENT + b"\n"
-_PARAGRAPH = b"\n\n" + _INDENT
 
 #: ``(number, ((call id, name), ...), (result's call id, ...))``: what a record tells the running pairing
 Event = tuple[int, tuple[tuple[Any, str], ...], tuple[Any, ...]]
-
-
-def text_bytes(s: str) -> bytes:
-    """``escape_control(s).encode()``, by a byte scan where nothing needs escaping."""
-    if s.isascii():
-        b = s.encode("ascii")
-        return b if not b.translate(None, _PRINTABLE_LINES) else escape_control(s).encode("ascii")
-    try:
-        b = s.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate
-        return escape_control(s).encode("utf-8")
-    return escape_control(s).encode("utf-8") if _unsafe_utf8(b) else b
-
-
-def _unsafe_utf8(b: bytes) -> bool:
-    """Whether non-ASCII UTF-8 ``b`` may hold a character escape_control changes (no false negative): what is
-    left after :data:`_DROP`, searched for each lead byte's sequences by a literal search first."""
-    rest = b.translate(None, _DROP)
-    if not rest:
-        return False
-    if rest.translate(None, _NOT_CONTROL):
-        return True
-    if b"\xe2" in rest:
-        if b"\xe2\x80" in rest and _E280.search(rest):
-            return True
-        if b"\xe2\x81" in rest and _UNSAFE_UTF8.search(rest):
-            return True
-    if b"\xc2" in rest and _C2.search(rest):
-        return True
-    return b"\xd8\x9c" in rest or b"\xef\xbb\xbf" in rest
-
-
-def safe_bytes(b: bytes) -> bytes:
-    """``escape_control(b.decode()).encode()`` of UTF-8 bytes, by a byte scan where nothing needs escaping."""
-    if b.isascii():
-        return b if not b.translate(None, _PRINTABLE_LINES) else escape_control(b.decode("ascii")).encode("ascii")
-    return escape_control(b.decode("utf-8")).encode("utf-8") if _unsafe_utf8(b) else b
-
-
-def _line(s: str) -> bytes:
-    """``escape_control(s, one_line=True).encode()``."""
-    if s.isascii():
-        b = s.encode("ascii")
-        if not b.translate(None, _PRINTABLE):
-            return b
-    return escape_control(s, one_line=True).encode("utf-8")
-
-
-_LINES: dict[str, bytes] = {}  # roles and tool names: few, and on every record
-
-
-def _line_cached(s: str) -> bytes:
-    b = _LINES.get(s)
-    if b is None:
-        b = _line(s)
-        if len(_LINES) < 4096:
-            _LINES[s] = b
-    return b
-
-
-def indent(b: bytes, prefix: bytes = _INDENT) -> bytes:
-    """:func:`render._indent` on UTF-8 bytes (the same steps: only newlines and the ASCII prefix are touched)."""
-    out = prefix + b.replace(b"\n", b"\n" + prefix)
-    bare = prefix.rstrip()
-    if bare == prefix:
-        return out
-    if b"\n\n" in b:
-        empty, short = b"\n" + prefix + b"\n", b"\n" + bare + b"\n"
-        out = out.replace(empty, short).replace(empty, short)
-    if not b or b[:1] == b"\n":
-        out = bare + out[len(prefix):]
-    if b and b[-1:] == b"\n":
-        out = out[: len(out) - len(prefix)] + bare
-    return out
-
-
-def indent_into(out: list[bytes], b: bytes) -> None:
-    """Append :func:`indent` of non-empty ``b`` with the prefix :data:`render.INDENT` to ``out`` (in pieces)."""
-    if b"\n" not in b:
-        out.append(_INDENT)
-        out.append(b)
-        return
-    body = None
-    if b"\n\n" in b:
-        # Paragraphs: each indented alone, joined by an empty line (cheaper than fixing the empty lines after),
-        # unless a run of empty lines (an empty paragraph, or one that starts with a newline) is there.
-        parts = b.split(b"\n\n")
-        for p in parts[1:]:
-            if not p or p[:1] == b"\n":
-                break
-        else:
-            body = _PARAGRAPH.join([p.replace(b"\n", _NL_INDENT) for p in parts])
-        if body is None:
-            body = b.replace(b"\n", _NL_INDENT).replace(_EMPTY_LINE, b"\n\n").replace(_EMPTY_LINE, b"\n\n")
-    else:
-        body = b.replace(b"\n", _NL_INDENT)
-    if b[-1:] == b"\n":
-        body = body[: len(body) - len(_INDENT)]
-    if b[:1] != b"\n":
-        out.append(_INDENT)
-    out.append(body)
 
 
 class _Unsure(Exception):
@@ -209,9 +96,9 @@ def _counts(v: Any) -> tuple[int, int, int, bool]:
     return keys, colons, containers, blocks
 
 
-_ARGS_INDENT = _INDENT2 + b"  "
-_BLOCK = _INDENT2 + b"    | "
-_NL_INDENT2 = b"\n" + _INDENT2
+_ARGS_INDENT = INDENT2 + b"  "
+_BLOCK = INDENT2 + b"    | "
+_NL_INDENT2 = b"\n" + INDENT2
 _PRETTY = orjson.OPT_INDENT_2
 MAX_ARGS_CONTAINERS = 64  # tools.generic shows what is nested deeper than 64 as a note: not done here
 
@@ -246,16 +133,16 @@ def _arguments(args: Any, colons_needed: bool = True) -> tuple[bytes, int, int, 
         except _Unsure:
             return None
         if containers > MAX_ARGS_CONTAINERS:
-            return indent(text_bytes(render.arguments_text(args)), _INDENT2), keys, colons, containers
+            return indent(text_bytes(render.arguments_text(args)), INDENT2), keys, colons, containers
     if not blocks:
         b = orjson.dumps(args, option=_PRETTY)
-        if b.count(b"\n") < LINES_CAP:
-            return _INDENT2 + safe_bytes(b).replace(b"\n", _NL_INDENT2), keys, colons, containers
+        if len(b) < 2 * LINES_CAP or b.count(b"\n") < LINES_CAP:  # a line of it is never empty
+            return INDENT2 + safe_bytes(b).replace(b"\n", _NL_INDENT2), keys, colons, containers
     elif flat:
         got = _flat_blocks(args)
         if got is not None:
             return got, keys, colons, containers
-    return indent(text_bytes(render.arguments_text(args)), _INDENT2), keys, colons, containers
+    return indent(text_bytes(render.arguments_text(args)), INDENT2), keys, colons, containers
 
 
 _KEY_BYTES: dict[str, bytes] = {}  # the keys of arguments as _flat_blocks writes them: few, on many calls
@@ -264,9 +151,10 @@ _KEY_BYTES: dict[str, bytes] = {}  # the keys of arguments as _flat_blocks write
 def _flat_blocks(args: dict[str, Any]) -> bytes | None:
     """What ``tools.generic`` gives for a flat object of scalars and blocks of text, indented by 8 spaces; None
     over its cap of lines."""
-    lines = [_INDENT2 + b"{"]
+    lines = [INDENT2 + b"{"]
     last = len(args) - 1
-    count = 2
+    count = 2  # the lines, or more (a block's bytes: counted only if that passes the cap)
+    texts: list[bytes] = []
     for i, (k, v) in enumerate(args.items()):
         key = _KEY_BYTES.get(k)
         if key is None:
@@ -275,21 +163,23 @@ def _flat_blocks(args: dict[str, Any]) -> bytes | None:
                 _KEY_BYTES[k] = key
         if type(v) is str and "\n" in v.strip("\n"):  # a block of text, without its comma
             b = text_bytes(v)
-            count += 2 + b.count(b"\n")
+            count += 2 + len(b)
+            texts.append(b)
             lines.append(_ARGS_INDENT + key + b": \xe2\x8f\x8e")  # ⏎
             lines.append(indent(b, _BLOCK))
             continue
         lines.append(_ARGS_INDENT + key + b": " + safe_bytes(orjson.dumps(v)) + (b"," if i < last else b""))
         count += 1
-    if count > LINES_CAP:
+    if count > LINES_CAP and count - sum(len(b) - b.count(b"\n") for b in texts) > LINES_CAP:
         return None
-    lines.append(_INDENT2 + b"}")
+    lines.append(INDENT2 + b"}")
     return b"\n".join(lines)
 
 
-_Read = tuple[str, Any, list[tuple[str, str, Any]], "str | None", bool, int]
-_EMPTY = _INDENT2 + b"{}"  # the arguments of a call without any
-_NULL = _INDENT2 + b"null"
+_Read = tuple[str, Any, list[tuple[str, str, Any]], "str | None", bool]
+_EMPTY = INDENT2 + b"{}"  # the arguments of a call without any
+_NULL = INDENT2 + b"null"
+_loads, _dumps, _DecodeError, _EncodeError = orjson.loads, orjson.dumps, orjson.JSONDecodeError, orjson.JSONEncodeError
 
 
 class BruteRender:
@@ -302,11 +192,121 @@ class BruteRender:
         self.pairing = pairing
         self.log = log
 
+    def text(self, number: int, raw: bytes, out: list[bytes]) -> bool:
+        """Append to ``out`` the pieces of what ``view_text`` gives for record ``number`` (``raw``: its bytes),
+        UTF-8; False (``out`` untouched): not sure. The checks of :meth:`_read`, done as the record is rendered
+        (one pass, no intermediate tuple: this runs for every record of ``show``)."""
+        try:
+            value = _loads(raw)
+        except _DecodeError:
+            return False
+        if type(value) is not dict or not _KEYS.issuperset(value):
+            return False
+        get = value.get
+        role = get("role")
+        content = get("content")
+        call_id = get("tool_call_id")
+        if type(role) is not str or not role or get("reasoning") is not None:
+            return False
+        if call_id is not None and type(call_id) is not str:
+            return False
+        # The bytes as orjson writes the value: then they hold no duplicate key (the test parse_record makes
+        # is not needed). It also leaves each string's UTF-8 in the string, which makes encoding it a copy.
+        try:
+            canonical = _dumps(value) == raw
+        except _EncodeError:  # pragma: no cover - what orjson reads it can write
+            canonical = False
+        if content is None:
+            text = b""
+        elif type(content) is str:
+            if content[:1] == "[" and content.startswith("[compacted:"):  # startswith parses its arguments slowly
+                return False
+            length = len(content)
+            if content.isascii():  # text_bytes, inline for the common case
+                text = content.encode("ascii")
+                if text.translate(None, PRINTABLE_LINES):
+                    text = escape_control(content).encode("ascii")
+            else:
+                text = text_bytes(content)
+        else:
+            return False
+        raw_calls = get("tool_calls")
+        calls: list[tuple[str, str, bytes]] | tuple[()] = ()
+        if raw_calls is not None:
+            got = self._calls(raw_calls, raw, canonical, len(value), role, call_id, text)
+            if got is None:
+                return False
+            calls = got
+        elif not canonical and not _colons_ok(raw, len(value), 0, role, call_id, text, ()):
+            return False
+        p = self.pairing
+        is_result = role == "tool"
+        if calls:
+            pc = p.calls  # RunningPairing.see
+            for cid, name, _ in calls:
+                if cid not in pc:
+                    pc[cid] = number
+                    p.names[cid] = name
+        if is_result and call_id is not None and call_id in p.calls:
+            p.results.setdefault(call_id, []).append(number)
+        if self.log is not None and (calls or is_result):
+            self.log.append((number, tuple((c[0], c[1]) for c in calls), (call_id,) if is_result else ()))
+        if text:
+            tokens = (length + 3) // 4
+            out.append(b"#%d %s  (~%d token%s)" % (number, line_cached(role), tokens, b"" if tokens == 1 else b"s"))
+        else:
+            out.append(b"#%d %s" % (number, line_cached(role)))
+        if is_result:
+            out.append(b"\n    <- result of %s%s" % (line(call_id or "(no id)"), result_link(p, call_id)))
+        if text:
+            out.append(b"\n")
+            indent_into(out, text)
+        for cid, name, args in calls:
+            at = p.result_of(cid) if cid else None  # what follows in view_text while the file is read: its result's record
+            out.append(b"\n    -> tool call %s [%s]%s\n" % (
+                line_cached(name), line(cid or "(no id)"), b" -> result #%d" % at if at is not None else b""))
+            out.append(args)
+        return True
+
     @staticmethod
-    def _read(raw: bytes, rendered: bool) -> _Read | None:
-        """``(role, text, calls, result call id, is a tool result, length of the text)`` of a record this module is sure of; each
-        call ``(id, name, arguments)``. ``rendered``: the text is :func:`text_bytes` of it and the arguments
-        their rendering (see :func:`_arguments`); else both as parsed."""
+    def _calls(
+        raw_calls: Any, raw: bytes, canonical: bool, keys: int, role: str, call_id: str | None, text: bytes,
+    ) -> list[tuple[str, str, bytes]] | None:
+        """The calls of a record :meth:`text` renders, each ``(id, name, rendered arguments)``; None: not sure."""
+        if type(raw_calls) is not list:
+            return None
+        containers = 2
+        colons = 0
+        calls: list[tuple[str, str, bytes]] = []
+        for c in raw_calls:
+            if type(c) is not dict or "id" not in c or "name" not in c or not _CALL_KEYS.issuperset(c):
+                return None
+            cid, name = c["id"], c["name"]
+            if type(cid) is not str or type(name) is not str:
+                return None
+            keys += len(c)
+            containers += 1
+            if "arguments" not in c:
+                calls.append((cid, name, _EMPTY))
+                continue
+            args = c["arguments"]
+            if args is not None and type(args) is not dict:
+                return None
+            got = _arguments(args, not canonical)
+            if got is None:
+                return None
+            calls.append((cid, name, got[0]))
+            keys, colons, containers = keys + got[1], colons + got[2], containers + got[3]
+        if containers > MAX_CONTAINERS:
+            return None
+        if not canonical and not _colons_ok(raw, keys, colons, role, call_id, text, calls):
+            return None
+        return calls
+
+    @staticmethod
+    def _read(raw: bytes) -> _Read | None:
+        """``(role, text, calls, result call id, is a tool result)`` of a record this module is sure of, as
+        parsed; each call ``(id, name, arguments)`` (the checks of :meth:`text`)."""
         try:
             value = orjson.loads(raw)
         except orjson.JSONDecodeError:
@@ -320,31 +320,21 @@ class BruteRender:
             return None
         if call_id is not None and type(call_id) is not str:
             return None
-        text: Any
-        # The bytes as orjson writes the value: then they hold no duplicate key (the test parse_record makes
-        # is not needed). It also leaves each string's UTF-8 in the string, which makes encoding it a copy.
         try:
             canonical = orjson.dumps(value) == raw
         except orjson.JSONEncodeError:  # pragma: no cover - what orjson reads it can write
             canonical = False
-        colons = 0
         if content is None:
-            text = b"" if rendered else ""
+            text = ""
         elif type(content) is str:
             if content.startswith("[compacted:"):
                 return None
-            if not rendered:
-                text = content
-            elif content.isascii():  # text_bytes, inline for the common case
-                text = content.encode("ascii")
-                if text.translate(None, _PRINTABLE_LINES):
-                    text = escape_control(content).encode("ascii")
-            else:
-                text = text_bytes(content)
+            text = content
         else:
             return None
         keys = len(value)
         containers = 1
+        colons = 0
         calls: list[tuple[str, str, Any]] = []
         raw_calls = value.get("tool_calls")
         if raw_calls is not None:
@@ -360,74 +350,29 @@ class BruteRender:
                 keys += len(c)
                 containers += 1
                 if "arguments" not in c:
-                    calls.append((cid, name, _EMPTY if rendered else {}))
+                    calls.append((cid, name, {}))
                     continue
                 args = c["arguments"]
                 if args is not None and type(args) is not dict:
                     return None
-                if rendered:
-                    got = _arguments(args, not canonical)
-                    if got is None:
-                        return None
-                    calls.append((cid, name, got[0]))
-                    keys, colons, containers = keys + got[1], colons + got[2], containers + got[3]
-                else:
-                    try:
-                        k2, c2, n2, _ = _counts(args)
-                    except _Unsure:
-                        return None
-                    keys, colons, containers = keys + k2, colons + c2, containers + n2
-                    calls.append((cid, name, args))
+                try:
+                    k2, c2, n2, _ = _counts(args)
+                except _Unsure:
+                    return None
+                keys, colons, containers = keys + k2, colons + c2, containers + n2
+                calls.append((cid, name, args))
         if containers > MAX_CONTAINERS:
             return None
-        if not canonical:
-            found = raw.count(b":")
-            if found > keys:
-                colons += role.count(":") + (call_id.count(":") if call_id else 0)
-                colons += sum(cid.count(":") + name.count(":") for cid, name, _ in calls)
-                colons += (text.count(b":") if rendered else text.count(":")) if content else 0
-                if found - colons > keys or (raw.find(b"\\u003") != -1 and _escaped_colon(raw)):
-                    return None  # maybe a duplicate key: parse_record decides
-        return role, text, calls, call_id, role == "tool", len(content) if content else 0
-
-    def text(self, number: int, raw: bytes, out: list[bytes]) -> bool:
-        """Append to ``out`` the pieces of what ``view_text`` gives for record ``number`` (``raw``: its bytes),
-        UTF-8; False (``out`` untouched): not sure."""
-        got = self._read(raw, True)
-        if got is None:
-            return False
-        role, text, calls, call_id, is_result, length = got
-        p = self.pairing
-        pc = p.calls  # RunningPairing.see
-        for cid, name, _ in calls:
-            if cid not in pc:
-                pc[cid] = number
-                p.names[cid] = name
-        if is_result and call_id is not None and call_id in pc:
-            p.results.setdefault(call_id, []).append(number)
-        if self.log is not None and (calls or is_result):
-            self.log.append((number, tuple((c[0], c[1]) for c in calls), (call_id,) if is_result else ()))
-        head = b"#%d %s" % (number, _line_cached(role))
-        if text:
-            tokens = (length + 3) // 4
-            head += b"  (~%d token%s)" % (tokens, b"" if tokens == 1 else b"s")
-        out.append(head)
-        if is_result:
-            out.append(b"\n    <- result of %s%s" % (_line(call_id or "(no id)"), result_link(p, call_id)))
-        if text:
-            out.append(b"\n")
-            indent_into(out, text)
-        for cid, name, args in calls:
-            out.append(b"\n    -> tool call %s [%s]%s\n" % (_line_cached(name), _line(cid or "(no id)"), call_link(p, cid)))
-            out.append(args)
-        return True
+        if not canonical and not _colons_ok(raw, keys, colons, role, call_id, text, calls):
+            return None
+        return role, text, calls, call_id, role == "tool"
 
     def json(self, number: int, raw: bytes) -> bytes | None:
         """What ``view_json`` gives for record ``number``, UTF-8; None: not sure."""
-        got = self._read(raw, False)
+        got = self._read(raw)
         if got is None:
             return None
-        role, text, calls, call_id, is_result, _ = got
+        role, text, calls, call_id, is_result = got
         d: dict[str, Any] = {"n": number, "kind": "message", "timestamp": None, "role": role, "text": text}
         if calls:
             d["tool_calls"] = [{"id": cid, "name": name, "arguments": args} for cid, name, args in calls]
@@ -437,9 +382,24 @@ class BruteRender:
             b = orjson.dumps(d, option=_JSON_OPTIONS)
         except (TypeError, orjson.JSONEncodeError):
             return None
-        if b"\x7f" not in b if b.isascii() else not _JSON_UNSAFE_UTF8.search(b.translate(None, _DROP)):
+        if b.find(b"\x7f") == -1 if b.isascii() else not _JSON_UNSAFE_UTF8.search(b.translate(None, DROP)):
             return b
         return render._JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", b.decode("utf-8")).encode("utf-8")
+
+
+def _colons_ok(
+    raw: bytes, keys: int, colons: int, role: str, call_id: str | None, text: Any, calls: Any,
+) -> bool:
+    """For bytes that are not orjson's: whether their colons are accounted for by the ``keys`` and the colons
+    of the strings (``colons`` of the arguments', and the role's, ids', names' and text's counted here), with
+    no escaped colon (``\\u003a``) either; False: maybe a duplicate key, which ``parse_record`` decides."""
+    found = raw.count(b":")
+    if found <= keys:
+        return True
+    colons += role.count(":") + (call_id.count(":") if call_id else 0)
+    colons += sum(cid.count(":") + name.count(":") for cid, name, _ in calls)
+    colons += text.count(b":" if type(text) is bytes else ":")
+    return not (found - colons > keys or (raw.find(b"\\u003") != -1 and _escaped_colon(raw)))
 
 
 def result_link(p: Pairing, call_id: str | None) -> bytes:
@@ -447,13 +407,7 @@ def result_link(p: Pairing, call_id: str | None) -> bytes:
     call_at = p.call_of(call_id)
     name = p.names.get(call_id or "", "")
     link = b" from #%d" % call_at if call_at is not None else b" (no matching call)"
-    return (b" " + _line(name) + link) if name else link
-
-
-def call_link(p: Pairing, call_id: str) -> bytes:
-    """What follows ``-> tool call NAME [ID]`` in ``view_text`` while the file is read: its result's record."""
-    at = p.result_of(call_id) if call_id else None
-    return b" -> result #%d" % at if at is not None else b""
+    return (b" " + line(name) + link) if name else link
 
 
 def replay(p: Pairing, log: list[Event]) -> None:
