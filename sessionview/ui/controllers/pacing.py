@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from sessionview.core.tail import Appended, Pending
 
-FRAME_GAP = 0.08  # seconds between two batches while appends stream in (at most 12.5 frames a second)
+FRAME_GAP = 0.1  # seconds between two batches while appends stream in (at most 10 frames a second)
 PENDING_DELAY = 0.08  # seconds a new pending line waits for its newline before it is drawn
 
 
