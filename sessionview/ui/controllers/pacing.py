@@ -12,8 +12,9 @@ position, the header: one frame):
 * anything but an append or a pending line (a rewrite, a truncation, a replacement, a deletion) is applied at
   once, after what was queued before it, in order.
 
-Only drawing waits: nothing the follow thread reports is dropped, and :meth:`FollowPacer.flush` applies the
-queue at once (before a save, say).
+Nothing the follow thread reports is dropped: it waits in the queue (at most ``FRAME_GAP``, a pending line
+``PENDING_DELAY``), and :meth:`FollowPacer.flush` applies the queue at once (before a save, say). A quiet
+file's tail latency is unchanged; while appends stream in, a new record shows up to ``FRAME_GAP`` later.
 """
 
 from __future__ import annotations
