@@ -24,7 +24,12 @@ class Host:
         self.now = 100.0
         self.timers: list[FakeTimer] = []
         self.batches: list[tuple[int, list]] = []
-        self.pacer = FollowPacer(self, lambda generation, events: self.batches.append((generation, list(events))), clock=lambda: self.now)
+        self.applied_at: list[float] = []  # when each batch was applied
+        self.pacer = FollowPacer(self, self._apply, clock=lambda: self.now)
+
+    def _apply(self, generation: int, events: list) -> None:
+        self.batches.append((generation, list(events)))
+        self.applied_at.append(self.now)
 
     def set_timer(self, delay: float, callback) -> FakeTimer:
         timer = FakeTimer(self, delay, callback)
@@ -101,19 +106,24 @@ def test_a_pending_line_without_its_newline_is_shown_after_the_delay():
     assert h.batches == []
     h.advance(2e-6)
     assert h.batches == [(1, [piece])]
-    # a pending line that keeps growing is drawn again at most every PENDING_DELAY, not at every piece
+    # a pending line that keeps growing is drawn again at most every PENDING_DELAY (and FRAME_GAP), not at
+    # every piece
+    shown = h.applied_at[-1]
     more = [Pending(0, 5 + i, b'{"rol') for i in range(1, 6)]
-    h.advance(PENDING_DELAY / 10)
-    for p in more[:4]:  # at 0.1, 0.3, 0.5, 0.7 of the delay
+    for p in more[:4]:
         h.pacer.add(1, [p])
-        h.advance(PENDING_DELAY / 5)
+        h.advance(PENDING_DELAY / 10)
+    due = max(shown + PENDING_DELAY, shown + FRAME_GAP)
+    h.advance(due - h.now - 1e-6)
     assert len(h.batches) == 1
-    h.advance(PENDING_DELAY / 5)  # (1.1 of the delay after the first of them)
+    h.advance(2e-6)
     assert len(h.batches) == 2 and h.batches[1] == (1, more[:4])
+    shown = h.applied_at[-1]
     h.pacer.add(1, [more[4]])
-    h.advance(PENDING_DELAY * 0.9)
+    due = max(shown + PENDING_DELAY, shown + FRAME_GAP)
+    h.advance(due - h.now - 1e-6)
     assert len(h.batches) == 2
-    h.advance(PENDING_DELAY * 0.2)
+    h.advance(2e-6)
     assert h.batches[2] == (1, more[4:])
 
 
