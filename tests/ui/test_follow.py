@@ -85,6 +85,18 @@ async def test_a_batch_of_appends_moves_the_view_and_the_status_line_together(tm
         assert "three" in all_text(app)
 
 
+async def test_the_detail_pane_follows_the_new_record(tmp_path):
+    p = make(tmp_path)
+    app = SessionViewApp(p, clock=fixed_clock)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_live(pilot)
+        await pilot.press("i")
+        await wait_for(pilot, lambda: screen.detail_shown and screen.detail.number == 30, what="the detail of the last record")
+        append(p, line("assistant", "the newest"))
+        await wait_for(pilot, lambda: len(screen.model) == 31, what="the appended record")
+        assert screen.detail.number == 31  # (in the same batch)
+
+
 async def test_partial_last_line_is_pending_until_its_newline(tmp_path):
     p = make(tmp_path)
     app = SessionViewApp(p, clock=fixed_clock)

@@ -381,7 +381,8 @@ class Follow:
             host.transcript.rows_changed(added_rows)
             host.revision += 1
             host.position += 1  # (what the transcript's messages would say, a frame later)
-            host.update_detail()
+            if host.transcript.follow:  # the cursor moved to the new end
+                host.update_detail()
 
     def _adopt(self, model: TranscriptModel, ident: tuple[int, int]) -> bool:
         """Read the new file the follower follows now (``ident``); False if the path holds another one."""
