@@ -63,6 +63,40 @@ async def test_appended_lines_show_in_order_and_the_view_follows(tmp_path):
         assert "● live" in text
 
 
+async def test_a_batch_of_appends_moves_the_view_and_the_status_line_together(tmp_path):
+    """What the follow thread reports is applied in batches (ui.controllers.pacing): the model, the cursor and
+    the screen's ``position`` and ``revision`` (what the header and the status line redraw on) change in one
+    go, one frame for them all. The transcript posts no message for it: without the bump the status line
+    would go stale."""
+    p = make(tmp_path)
+    app = SessionViewApp(p, clock=fixed_clock)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_live(pilot)
+        t = screen.transcript
+        position, revision = screen.position, screen.revision
+        append(p, line("user", "one") + line("assistant", "two"))
+        await wait_for(pilot, lambda: len(screen.model) == 32, what="2 appended records")
+        assert t.cursor_number == 32 and t.at_end
+        assert screen.position > position and screen.revision > revision
+        append(p, line("user", "three"))
+        await wait_for(pilot, lambda: len(screen.model) == 33, what="1 more")
+        assert t.cursor_number == 33
+        await pilot.pause()
+        assert "three" in all_text(app)
+
+
+async def test_the_detail_pane_follows_the_new_record(tmp_path):
+    p = make(tmp_path)
+    app = SessionViewApp(p, clock=fixed_clock)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_live(pilot)
+        await pilot.press("i")
+        await wait_for(pilot, lambda: screen.detail_shown and screen.detail.number == 30, what="the detail of the last record")
+        append(p, line("assistant", "the newest"))
+        await wait_for(pilot, lambda: len(screen.model) == 31, what="the appended record")
+        assert screen.detail.number == 31  # (in the same batch)
+
+
 async def test_partial_last_line_is_pending_until_its_newline(tmp_path):
     p = make(tmp_path)
     app = SessionViewApp(p, clock=fixed_clock)

@@ -7,7 +7,8 @@ them to :class:`Follow`):
 * index (thread): build the full line index, then line numbers are known;
 * stats (thread): counts, tokens and tool-call pairing over every record;
 * follow (thread): poll the file with a :class:`~sessionview.core.tail.Follower` when it changed (inotify), or
-  every few milliseconds (:func:`~sessionview.core.tail_wake.poll_loop`).
+  every few milliseconds (:func:`~sessionview.core.tail_wake.poll_loop`); what it reports is applied in
+  batches, a frame each (:class:`~sessionview.ui.controllers.pacing.FollowPacer`).
 """
 
 from __future__ import annotations
@@ -30,14 +31,15 @@ from sessionview.core.text import escape_control
 from sessionview.core.view.stats import Stats
 from sessionview.core.view.transcript import TranscriptModel
 from sessionview.ui import messages as msg
+from sessionview.ui.controllers.appended import add_appended, links_for
 from sessionview.ui.controllers.host import SessionHost
+from sessionview.ui.controllers.pacing import FollowPacer
 from sessionview.ui.widgets.blocks import Links
 from sessionview.ui.widgets.header import REASONS, compaction_text
 
 LIVE_WINDOW = 5.0
 STATS_AUTO_LIMIT = 256 << 20  # files up to this size get their stats computed at once
 FIRST_PROMPT_SCAN = 500  # records read from the start for the first prompt
-INLINE_APPEND_LIMIT = 2000  # appended records looked at on the UI thread at most
 
 
 class Follow:
@@ -70,6 +72,7 @@ class Follow:
         self._live_timer: Timer | None = None
         self._reload_timer: Timer | None = None
         self.access: FileAccess | None = getattr(host, "access", None)  # None: a local file; else another host's
+        self.pacer = FollowPacer(host, self._apply_events)
 
     def close(self) -> None:
         self._stop_following()
@@ -267,28 +270,7 @@ class Follow:
         self.host.revision += 1
 
     def links(self, view: View) -> Links:
-        model = self.host.model
-        if model is None or (not view.tool_calls and not view.tool_results):
-            return Links()
-        known = [s for s in (model.stats, model.appended_stats) if s is not None]
-        results: dict[str, int | None] = {}
-        calls: dict[str, int | None] = {}
-        names: dict[str, str] = {}
-        for c in view.tool_calls:
-            if c.id is not None:
-                found = next((s.results[c.id] for s in known if c.id in s.results), None)
-                results[c.id] = model.line_number(found) if found is not None else None
-        for r in view.tool_results:
-            if r.call_id is not None:
-                found = next((s.calls[r.call_id] for s in known if r.call_id in s.calls), None)
-                calls[r.call_id] = model.line_number(found) if found is not None else None
-                name = next((s.names[r.call_id] for s in known if r.call_id in s.names), None)
-                if name:
-                    names[r.call_id] = name
-        if model.stats is None:  # not known yet: do not claim "no result"
-            results = {k: v for k, v in results.items() if v is not None}
-            calls = {k: v for k, v in calls.items() if v is not None}
-        return Links(results, calls, names)
+        return links_for(self.host.model, view)
 
     # -- following ----------------------------------------------------------------------------------
     def _start_following(self, model: TranscriptModel | None) -> None:
@@ -308,6 +290,7 @@ class Follow:
         self.host.run_worker(partial(self._follow_worker, self.generation, stop, fd, offset, resume, file), group="follow", thread=True, exit_on_error=False)
 
     def _stop_following(self) -> None:
+        self.pacer.drop()
         if self._stop_follow is not None:
             self._stop_follow.set()
             self._stop_follow = None
@@ -341,20 +324,24 @@ class Follow:
                 os.close(fd)
 
     def follow_events(self, message: msg.FollowEvents) -> None:
-        if message.generation != self.generation:
+        if message.generation == self.generation:
+            self.pacer.add(message.generation, message.events)
+
+    def _apply_events(self, generation: int, events: list) -> None:
+        if generation != self.generation:
             return
         host = self.host
         model = host.model
         if model is None:
-            if any(isinstance(e, Replaced) for e in message.events):
+            if any(isinstance(e, Replaced) for e in events):
                 self.start_open("replaced")
             return
         if not model.lines:
-            self._schedule_reload(message.events)
+            self._schedule_reload(events)
             return
         added_rows = 0
         changed = False
-        for ev in message.events:
+        for ev in events:
             if isinstance(ev, Appended):
                 added_rows += self._append(model, ev)
                 changed = True
@@ -393,6 +380,9 @@ class Follow:
             self._arm_live_timer()
             host.transcript.rows_changed(added_rows)
             host.revision += 1
+            host.position += 1  # (what the transcript's messages would say, a frame later)
+            if host.transcript.follow:  # the cursor moved to the new end
+                host.update_detail()
 
     def _adopt(self, model: TranscriptModel, ident: tuple[int, int]) -> bool:
         """Read the new file the follower follows now (``ident``); False if the path holds another one."""
@@ -418,34 +408,12 @@ class Follow:
         return compaction_text(ev.markers, before, after, ev.replaced)
 
     def _append(self, model: TranscriptModel, ev: Appended) -> int:
-        first, last = model.append(ev)
-        stats = model.current_stats()
-        if last - first + 1 > INLINE_APPEND_LIMIT:
-            # a burst too big to look at here: recount in the background
+        added, calls = add_appended(model, ev)
+        if calls is None:  # a burst too big to look at here: recount (and filter) in the background
             self.maybe_stats(force=True)
             if model.filter.active:
                 self._refilter(model)
-            return 0 if model.filter.active else last - first + 1
-        added = 0
-        rows = model.rows if model.filter.active else None
-        names = model.names() if rows is not None else {}
-        answered: list[str] = []
-        for n in range(first, last + 1):
-            view = model.view(n)
-            stats.add(view)
-            answered.extend(r.call_id for r in view.tool_results if r.call_id is not None)
-            if rows is not None:
-                for c in view.tool_calls:
-                    if c.id is not None:
-                        names[c.id] = c.name
-                if model.filter.matches(view, names):
-                    rows.append(n)
-                    added += 1
-            else:
-                added += 1
-        if answered:  # calls drawn before their result arrived show their link now: draw those again
-            known = [s for s in (model.stats, model.appended_stats) if s is not None]
-            calls = {s.calls[cid] for cid in answered for s in known if cid in s.calls}
+        elif calls:  # calls drawn before their result arrived show their link now: draw those again
             self.host.transcript.forget(calls)
         return added
 
@@ -464,6 +432,7 @@ class Follow:
     def suspend(self) -> None:
         """Before a save: stop following; late events of this opening are ignored (our own replacement
         of the file is not news)."""
+        self.pacer.flush()  # what was reported before is news: shown (and in the model) before the save
         self.generation += 1
         self._stop_following()
         if self._reload_timer is not None:

@@ -31,6 +31,7 @@ class SessionHost(Protocol):
     busy: str  # what an edit flow is doing ("" when none runs)
     edit_status: str  # the last edit event: "saved: …", "conflict: …", "overwritten: …"
     revision: int
+    position: int  # bumped when the cursor, range or follow state moved
     term: str
 
     @property

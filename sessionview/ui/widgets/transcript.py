@@ -141,17 +141,15 @@ class TranscriptView(Widget, can_focus=True):
             self.invalidate(keep_entries=True)
 
     def rows_changed(self, added: int = 0) -> None:
-        """Records were appended (``added`` rows) or the pending line changed."""
+        """Records were appended (``added`` rows) or the pending line changed. No message: the caller tells
+        the screen that the cursor or the count of new messages moved (in the same frame, not the next)."""
         self._layout = None
         total = self.total_rows()
         if self.follow:
             self.cursor = max(0, total - 1)
             self._scroll_to_end()
-            self.post_cursor()
         else:
-            if added:
-                self.new_count += added
-                self._post_follow()
+            self.new_count += added
             self.cursor = min(self.cursor, max(0, total - 1))
         self._entries.drop_pending()
         self.refresh()
