@@ -50,7 +50,7 @@ def ids_of(raw: bytes, parse: Callable[[bytes], Any] = orjson.loads) -> tuple[st
     if m is not None:
         parent = m.group(2)
         return m.group(1).decode("utf-8", "replace"), (parent.decode("utf-8", "replace") if parent is not None else None)
-    if b'"parentId"' not in raw[:HEAD]:
+    if raw.find(b'"parentId"', 0, HEAD) == -1:
         m = _ID_FIRST.match(raw)
         if m is not None:
             return m.group(1).decode("utf-8", "replace"), None

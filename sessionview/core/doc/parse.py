@@ -62,7 +62,7 @@ _WHITESPACE = b" \t\n\r\x0b\x0c"  # what ``bytes.strip`` strips
 
 def _outside_strings(raw: bytes) -> list[bytes]:
     """The parts of ``raw`` outside JSON strings (escaped backslashes and quotes removed first)."""
-    s = raw.replace(b"\\\\", b"").replace(b'\\"', b"") if b"\\" in raw else raw
+    s = raw.replace(b"\\\\", b"").replace(b'\\"', b"") if raw.find(b"\\") != -1 else raw
     return s.split(b'"')[::2]
 
 
@@ -125,7 +125,7 @@ def _quote_duplicates(raw: bytes, value: Any, strings: int) -> bool:
     quotes = raw.count(b'"')
     if quotes < 2 * strings + 2:
         return False  # even with no quote escaped, the bytes hold no more strings than the value
-    if quotes == 2 * strings + _value_quotes(value) and b"\\u0022" not in raw:
+    if quotes == 2 * strings + _value_quotes(value) and raw.find(b"\\u0022") == -1:
         return False
     return _escaped_quote_duplicates(raw, quotes, strings)
 
@@ -154,9 +154,9 @@ def _value_quotes(value: Any) -> int:
 
 def _escaped_quote_duplicates(raw: bytes, quotes: int, strings: int) -> bool:
     """:func:`_quote_duplicates` by the bytes alone: the quotes that are not escaped are twice the strings."""
-    if b"\\" not in raw:
+    if raw.find(b"\\") == -1:
         return quotes > 2 * strings
-    s = raw.replace(b"\\\\", b"") if b"\\\\" in raw else raw  # without escaped backslashes, each \\" left is an escaped quote
+    s = raw.replace(b"\\\\", b"") if raw.find(b"\\\\") != -1 else raw  # without escaped backslashes, each \\" left is an escaped quote
     return quotes - s.count(b'\\"') > 2 * strings
 
 
@@ -279,9 +279,9 @@ _OK = Status.OK
 def unescaped_quotes(raw: bytes) -> int:
     """The quotes of ``raw`` that no backslash escapes: in valid JSON, two per string (see
     :func:`unescaped_quotes_of_lines`, which counts them for many lines at once)."""
-    if b"\\" not in raw:
+    if raw.find(b"\\") == -1:
         return raw.count(b'"')
-    s = raw.replace(b"\\\\", b"") if b"\\\\" in raw else raw
+    s = raw.replace(b"\\\\", b"") if raw.find(b"\\\\") != -1 else raw
     return raw.count(b'"') - s.count(b'\\"')
 
 

@@ -53,8 +53,8 @@ def unescaped_quotes_of_lines(data: bytes, offsets: Sequence[int]) -> array:
     Over the whole block at once: escaped backslashes, then escaped quotes, become two NULs each (the same
     length, so the offsets stay; neither ever spans a line end), and the quotes left are counted line by line."""
     c = data
-    if b"\\" in c:
-        if b"\\\\" in c:
+    if c.find(b"\\") != -1:
+        if c.find(b"\\\\") != -1:
             c = c.replace(b"\\\\", b"\0\0")
         c = c.replace(b'\\"', b"\0\0")
     count = c.count

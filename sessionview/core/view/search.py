@@ -95,7 +95,7 @@ def _find_in(
             if data is not None and bneedle is not None:
                 raw = data[offsets[n - n0] : offsets[n - n0 + 1]]
                 hay = raw.lower() if plain else raw
-                if bneedle not in hay and (plain or b"\\u" not in raw):
+                if hay.find(bneedle) == -1 and (plain or raw.find(b"\\u") == -1):
                     continue
             record = None if data is None else data[offsets[n - n0] : offsets[n - n0 + 1]]
             if ok(n) and needle in searchable_text(scanner.quick_view(n, record)).casefold():
