@@ -57,18 +57,28 @@ def editable(session: Session) -> Editable:
     raise TypeError(f"a {type(session).__name__} has no records to edit")
 
 
-def open_editable(path: str, opener: "Callable[[str, bool], Session] | None" = None, *, scan_ids: bool = False) -> Editable:
+def open_editable(
+    path: str,
+    opener: "Callable[[str, bool], Session] | None" = None,
+    *,
+    scan_ids: bool = False,
+    hash_while_loading: bool = False,
+) -> Editable:
     """Open ``path`` for editing (any supported format; ``opener(path, digest)`` opens a session).
 
     A big JSONL file at rest is loaded without its SHA-256 (``digest=False``): a background thread started
     before the load hashes it while the load, the plan and the save's copy run, proven by the file's unchanged
     stat (:class:`~sessionview.core.store.stamp.Digest`). With ``scan_ids`` (the change will search tool ids:
     delete, truncate, compact), another thread finds the escapes the id search needs meanwhile
-    (:class:`~.idscan.Escapes`). A file that changed meanwhile is loaded again with its digest."""
+    (:class:`~.idscan.Escapes`). A file that changed meanwhile is loaded again with its digest.
+
+    ``hash_while_loading``: the SHA-256 is taken by the load itself, from the bytes it reads (no second read).
+    For a change whose integrity check searches the file while its new content is copied (a deferred check,
+    :attr:`Change.unchecked`): that search and the copy then have the cores to themselves."""
     from sessionview.core.edit import idscan
 
     open_ = opener if opener is not None else (lambda p, digest: open_session(p, digest=digest))
-    if digest_deferrable(path):
+    if not hash_while_loading and digest_deferrable(path):
         try:
             early: Digest | None = Digest(path)
         except (OSError, RuntimeError):  # not openable, or no thread to be had: hashed while loading
@@ -103,6 +113,10 @@ class Change:
     anchor: bytes | None = field(default=None, repr=False)  # raw of record ``first - 1`` when planned
     #: what the writer accepts but a person should know (a provider would reject it, a field is dropped...)
     warnings: tuple[str, ...] = field(default=(), repr=False)
+    #: the tool-call integrity check is still to run (:mod:`.integrity`), with this ``widen`` for its refusal's
+    #: suggestion: a planner asked to defer it (``defer=True``) leaves it to the commit, which runs it while the
+    #: new file is written (:func:`~.writeback.commit`), or to the preview, which runs it first
+    unchecked: str | None = field(default=None, compare=False, repr=False)
 
     def with_anchor(self, session: Editable) -> "Change":
         """This change with the record before it remembered, so it can be placed again later."""
