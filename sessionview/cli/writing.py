@@ -134,7 +134,7 @@ def _run_write(args: argparse.Namespace, plan: "Callable[[Editable], Change]", *
     deferred = scan_ids and _defer(args)  # the plan leaves its id search to the commit (see _defer)
 
     def load(p: str) -> "Editable":
-        return open_editable(p, open_file, scan_ids=scan_ids and not deferred, hash_while_loading=deferred)
+        return open_editable(p, open_file, scan_ids=scan_ids, check_deferred=deferred)
 
     def guarded(session: "Editable") -> "Change":
         shown, mismatch = check_expected(session, expected, path)

@@ -4,6 +4,8 @@ file that changes during the check is planned again, as a change during the plan
 
 from __future__ import annotations
 
+import gc
+import hashlib
 import json
 import os
 import threading
@@ -15,9 +17,10 @@ from sessionview.core import ops
 from sessionview.core.doc.linescan import SourceChanged
 from sessionview.core.edit import integrity, plan as edits, writeback
 from sessionview.core.edit.change import open_editable
-from sessionview.core.errors import Refused, WriteFailed
+from sessionview.core.errors import Conflict, Refused, WriteFailed
 from sessionview.core.session import open_session
-from sessionview.core.store import backups, save as _save, steps
+from sessionview.core.store import backups, save as _save, stamp, steps
+from sessionview.core.store.backup_copy import verified_chunks
 
 CONVO = [
     {"role": "user", "content": "list files"},
@@ -225,19 +228,76 @@ def test_outside_the_retry_a_change_during_the_check_is_a_conflict_and_writes_no
     s.close()
 
 
-def test_a_big_file_loaded_for_a_deferred_check_is_hashed_by_the_load(path, monkeypatch):
+@pytest.fixture
+def at_rest(path, monkeypatch):
+    """``path`` counts as big and at rest: its digest is deferred (skip where ctime is not kept)."""
     from proofhelpers import settle_at_once_or_skip
-
-    from sessionview.core.store import stamp
 
     settle_at_once_or_skip(path, monkeypatch)
     monkeypatch.setattr(stamp, "DEFER_MIN", 1)
-    deferred = open_editable(str(path))
-    assert not isinstance(deferred.stamp.digest, str)  # a file at rest: hashed in the background
-    deferred.close()
-    inline = open_editable(str(path), hash_while_loading=True)
-    assert isinstance(inline.stamp.digest, str) and inline.doc.source.sha256 == inline.stamp.sha256
-    inline.close()
+    return path
+
+
+def _forks_here() -> None:
+    if threading.active_count() != 1:
+        pytest.skip("another thread runs in this test process: a digest is then hashed in a thread")
+
+
+def test_a_file_loaded_for_a_deferred_check_is_hashed_in_a_forked_process(at_rest):
+    _forks_here()
+    s = open_editable(str(at_rest), check_deferred=True)
+    digest = s.stamp.digest
+    assert isinstance(digest, stamp.Digest) and digest._child is not None and threading.active_count() == 1
+    assert s.stamp.sha256 == hashlib.sha256(DATA).hexdigest() and digest._child is None
+    assert s.stamp.sha256 == hashlib.sha256(DATA).hexdigest()  # asked again: the same verdict
+    s.close()
+    threaded = open_editable(str(at_rest))
+    assert isinstance(threaded.stamp.digest, stamp.Digest) and threaded.stamp.digest._child is None
+    assert threaded.stamp.sha256 == hashlib.sha256(DATA).hexdigest()
+    threaded.close()
+
+
+def test_a_forked_digest_of_a_file_changed_meanwhile_proves_nothing(at_rest, monkeypatch):
+    _forks_here()
+    real = stamp.Digest._hash
+
+    def written_first(self, fd):  # runs in the child: the file changes before it is hashed
+        with open(at_rest, "ab") as f:
+            f.write(b'{"role":"user","content":"late"}\n')
+        real(self, fd)
+
+    monkeypatch.setattr(stamp.Digest, "_hash", written_first)
+    d = stamp.Digest(str(at_rest), apart=True)
+    assert d._child is not None
+    with pytest.raises(Conflict, match="it changed after it was loaded"):
+        d.result()
+    monkeypatch.setattr(stamp.Digest, "_hash", lambda self, fd: os._exit(3))  # a child that dies
+    with pytest.raises(Conflict, match="the process hashing it failed"):
+        stamp.Digest(str(at_rest), apart=True).result()
+
+
+def test_a_forked_digest_nobody_asks_for_leaves_no_process(at_rest):
+    _forks_here()
+    d = stamp.Digest(str(at_rest), apart=True)
+    assert d._child is not None
+    pid = d._child[0]
+    del d
+    gc.collect()
+    with pytest.raises(ChildProcessError):  # stopped and waited for: no zombie is left
+        os.waitpid(pid, os.WNOHANG)
+
+
+def test_a_deferred_delete_of_a_file_at_rest_writes_the_same_bytes_and_a_verified_backup(at_rest):
+    assert cli.main(["delete", str(at_rest), "2:3"]) == 0
+    assert at_rest.read_bytes() == LINES[0] + LINES[3] + LINES[4]
+    (made,) = backups.list_backups(str(at_rest))
+    fd = backups.open_backup(made, str(at_rest))
+    try:
+        assert b"".join(verified_chunks(made.path, fd, str(at_rest))) == DATA
+    finally:
+        os.close(fd)
+    assert cli.main(["undo", str(at_rest)]) == 0
+    assert at_rest.read_bytes() == DATA
 
 
 # -- the CLI -----------------------------------------------------------------------------------------

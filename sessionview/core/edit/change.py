@@ -62,7 +62,7 @@ def open_editable(
     opener: "Callable[[str, bool], Session] | None" = None,
     *,
     scan_ids: bool = False,
-    hash_while_loading: bool = False,
+    check_deferred: bool = False,
 ) -> Editable:
     """Open ``path`` for editing (any supported format; ``opener(path, digest)`` opens a session).
 
@@ -72,18 +72,18 @@ def open_editable(
     delete, truncate, compact), another thread finds the escapes the id search needs meanwhile
     (:class:`~.idscan.Escapes`). A file that changed meanwhile is loaded again with its digest.
 
-    ``hash_while_loading``: the SHA-256 is taken by the load itself, from the bytes it reads (no second read).
-    For a change whose integrity check searches the file while its new content is copied (a deferred check,
-    :attr:`Change.unchecked`): that search and the copy then have the cores to themselves."""
+    ``check_deferred``: the change's integrity check will search the file while its new content is copied (a
+    deferred check, :attr:`Change.unchecked`), escapes and all: no escape search now, and the hash is taken in a
+    forked process (``Digest(apart=True)``), so this one keeps a single thread and its load scans on two cores."""
     from sessionview.core.edit import idscan
 
     open_ = opener if opener is not None else (lambda p, digest: open_session(p, digest=digest))
-    if not hash_while_loading and digest_deferrable(path):
+    if digest_deferrable(path):
         try:
-            early: Digest | None = Digest(path)
+            early: Digest | None = Digest(path, apart=True) if check_deferred else Digest(path)
         except (OSError, RuntimeError):  # not openable, or no thread to be had: hashed while loading
             early = None
-        escapes = idscan.Escapes.start(path) if scan_ids else None
+        escapes = idscan.Escapes.start(path) if scan_ids and not check_deferred else None
         session = open_(path, False)
         if type(session) is not JsonlSession:
             return editable(session)
