@@ -20,9 +20,13 @@ that could not be carried (an unfinished line whose writer kept the old file ope
 kept beside the backups and reported (``SaveResult.not_carried_bytes``, ``kept_paths``, ``warnings``). A truncation
 or rewrite met during the save is a :class:`~sessionview.core.errors.Rewriting` conflict.
 
+A caller may check something while the new content is written (``gate``: an integrity check that searches the
+whole file): the save calls ``gate()`` once the temporary file is written and before anything is called unchanged,
+backed up or renamed; when it raises, the temporary file is removed and the file is untouched.
+
 The parts: :mod:`.stamp` (load stamps), :mod:`.paths` (containment), :mod:`.tmpfiles`, :mod:`.fsio`,
-:mod:`.writers` (``/proc`` and leases), :mod:`.lock` (the LittleGhost store lock), :mod:`.staging` (the
-files of one save), :mod:`.backups` (the byte-exact backup) and :mod:`.merge` (after the rename). Everything is stdlib only and Linux-first (``/proc`` for writer detection, file leases to see when
+:mod:`.writers` (``/proc`` and leases), :mod:`.lock` (the LittleGhost store lock), :mod:`.loaded` (what the save
+found on opening the file), :mod:`.staging` (the files of one save), :mod:`.backups` (the byte-exact backup) and :mod:`.merge` (after the rename). Everything is stdlib only and Linux-first (``/proc`` for writer detection, file leases to see when
 the replaced inode has no writer left); elsewhere those checks degrade to no-ops.
 """
 
