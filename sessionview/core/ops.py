@@ -13,6 +13,8 @@ SessionLog truncates its session and writes it again at the end of a turn): it w
 checks after planning that the file did not change under it, and when it did (or the save reports a
 conflict) starts over from a fresh load, a bounded number of times. A re-plan is only written if the
 records named still hold the bytes they held the first time. The file is written once, or not at all.
+A deferred integrity check (``plan_delete(defer=True)``...) runs during the commit: its refusal, and a change
+on disk before it ended, are handled as if they had come from the plan.
 """
 
 from __future__ import annotations
