@@ -276,6 +276,19 @@ def test_a_forked_digest_of_a_file_changed_meanwhile_proves_nothing(at_rest, mon
         stamp.Digest(str(at_rest), apart=True).result()
 
 
+def test_a_file_truncated_under_the_forked_digests_mapping_proves_nothing(at_rest, monkeypatch):
+    _forks_here()
+    real = stamp._hash_mapped
+
+    def truncated_first(fd, size, h):  # in the child: the mapping's pages are gone (SIGBUS kills it)
+        os.truncate(at_rest, 0)
+        return real(fd, size, h)
+
+    monkeypatch.setattr(stamp, "_hash_mapped", truncated_first)
+    with pytest.raises(Conflict, match="the process hashing it failed"):
+        stamp.Digest(str(at_rest), apart=True).result()
+
+
 def test_a_forked_digest_nobody_asks_for_leaves_no_process(at_rest):
     _forks_here()
     d = stamp.Digest(str(at_rest), apart=True)

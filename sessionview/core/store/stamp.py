@@ -36,6 +36,7 @@ DIGEST_CHUNK = 4 << 20  # bytes hashed per read in the background (few hand-offs
 #: a smaller file is hashed while it is loaded, as ever: it costs little, and a line appended right after
 #: the load is then rebased (a :class:`Digest` still being taken cannot prove the loaded bytes then)
 DEFER_MIN = 16 << 20
+MAP_WINDOW = 32 << 20  # bytes of the file mapped at a time by a forked digest (a multiple of the page size)
 
 
 class Digest:
@@ -58,6 +59,7 @@ class Digest:
         self._why = "it could not be hashed"
         self._child: tuple[int, int] | None = None  # (pid, read end of its pipe) of the process hashing it
         self._lock = threading.Lock()
+        self._mapped = False  # read through a mapping (only in the child of ``apart``)
         fd = -1
         if st is None:  # before the load: the reference stat is the one taken now
             fd = os.open(path, os.O_RDONLY | O_CLOEXEC | O_NONBLOCK)  # a symlink is followed: the stat proves the inode
@@ -112,6 +114,8 @@ class Digest:
             return
         h = hashlib.sha256()
         got = 0
+        if self._mapped and self._size:  # a child of its own: no copy of the bytes (a truncation kills it: no verdict)
+            got = _hash_mapped(fd, self._size, h)
         while got < self._size:
             chunk = os.pread(fd, min(DIGEST_CHUNK, self._size - got), got)
             if not chunk:
@@ -140,6 +144,7 @@ class Digest:
             code = 1
             try:
                 os.close(r)
+                self._mapped = True
                 self._run(fd)
                 verdict = ("1" + self._value if self._value is not None else "0" + self._why).encode()
                 while verdict:
@@ -180,6 +185,26 @@ class Digest:
         if self._value is None:
             raise Conflict(f"conflict: {self.path} changed on disk while it was being loaded ({self._why})", self.path)
         return self._value
+
+
+def _hash_mapped(fd: int, size: int, h: "hashlib._Hash") -> int:
+    """Feed ``h`` the first ``size`` bytes of ``fd`` through a read-only mapping (no copy into this process): only
+    in a process of its own, as a file truncated under the mapping kills it (SIGBUS), which its parent counts as
+    a digest that proves nothing. Returns how many bytes were hashed."""
+    import mmap
+
+    for at in range(0, size, MAP_WINDOW):  # a window at a time: the mapped pages count as the child's memory
+        mm = mmap.mmap(fd, min(MAP_WINDOW, size - at), access=mmap.ACCESS_READ, offset=at)
+        try:
+            view = memoryview(mm)
+            try:
+                for pos in range(0, len(mm), DIGEST_CHUNK):
+                    h.update(view[pos : pos + DIGEST_CHUNK])
+            finally:
+                view.release()
+        finally:
+            mm.close()
+    return size
 
 
 def _single_threaded() -> bool:
