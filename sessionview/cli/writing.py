@@ -118,16 +118,23 @@ def _run_write(args: argparse.Namespace, plan: "Callable[[Editable], Change]", *
     path = args.file
 
     def act(session: "Editable", change: "Change") -> int:
-        for w in change.warnings:
-            status(f"warning: {path}: {w}")
-        if args.dry_run:
+        def warn() -> None:  # once the change passed its integrity check (a deferred one: during the commit)
+            for w in change.warnings:
+                status(f"warning: {path}: {w}")
+
+        if args.dry_run:  # planned with its check (see _defer)
+            warn()
             out = Out()
             out.write(ops.diff(session, change, path))
             out.flush()
             return 0
-        return report(path, ops.commit(session, change, force=args.force))
+        return report(path, ops.commit(session, change, force=args.force, on_checked=warn))
 
     expected = list(getattr(args, "expect", None) or [])
+    deferred = scan_ids and _defer(args)  # the plan leaves its id search to the commit (see _defer)
+
+    def load(p: str) -> "Editable":
+        return open_editable(p, open_file, scan_ids=scan_ids, check_deferred=deferred)
 
     def guarded(session: "Editable") -> "Change":
         shown, mismatch = check_expected(session, expected, path)
@@ -144,7 +151,7 @@ def _run_write(args: argparse.Namespace, plan: "Callable[[Editable], Change]", *
         return change
 
     try:
-        return ops.run_with_retry(path, guarded if expected else plan, act, load=lambda p: open_editable(p, open_file, scan_ids=scan_ids))
+        return ops.run_with_retry(path, guarded if expected else plan, act, load=load)
     except Refused as exc:
         raise CliError(refusal(exc), 1) from None
     except (InvalidEdit, ValueError) as exc:
@@ -256,13 +263,19 @@ def cmd_edit(args: argparse.Namespace) -> int:
     return _run_write(args, plan)
 
 
+def _defer(args: argparse.Namespace) -> bool:
+    """Whether the write's integrity check may run while the new file is written (``ops.plan_delete(defer=)``):
+    not for a dry run (its diff checks first) nor with ``--expect`` (its mismatch is told before a refusal)."""
+    return not args.dry_run and not getattr(args, "expect", None)
+
+
 def cmd_delete(args: argparse.Namespace) -> int:
     from sessionview.core import ops
     from sessionview.core.edit.plan import parse_range
 
     def plan(session: "Editable") -> "Change":
         first, last = parse_range(args.range, len(session))
-        return ops.plan_delete(session, first, last, force=args.force)
+        return ops.plan_delete(session, first, last, force=args.force, defer=_defer(args))
 
     return _run_write(args, plan, scan_ids=True)
 
@@ -270,7 +283,9 @@ def cmd_delete(args: argparse.Namespace) -> int:
 def cmd_truncate(args: argparse.Namespace) -> int:
     from sessionview.core import ops
 
-    return _run_write(args, lambda session: ops.plan_truncate(session, args.keep, force=args.force), scan_ids=True)
+    return _run_write(
+        args, lambda session: ops.plan_truncate(session, args.keep, force=args.force, defer=_defer(args)), scan_ids=True
+    )
 
 
 def cmd_compact(args: argparse.Namespace) -> int:
@@ -283,7 +298,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
         if args.summary_file is not None:
             text = read_input(args.summary_file, "--summary-file")
         source = ops.SummarySource(text=text, command=args.summarizer, timeout=args.timeout)
-        return ops.plan_compact(session, first, last, source, force=args.force)
+        return ops.plan_compact(session, first, last, source, force=args.force, defer=_defer(args))
 
     return _run_write(args, plan, scan_ids=True)
 

@@ -13,6 +13,8 @@ SessionLog truncates its session and writes it again at the end of a turn): it w
 checks after planning that the file did not change under it, and when it did (or the save reports a
 conflict) starts over from a fresh load, a bounded number of times. A re-plan is only written if the
 records named still hold the bytes they held the first time. The file is written once, or not at all.
+A deferred integrity check (``plan_delete(defer=True)``...) runs during the commit: its refusal, and a change
+on disk before it ended, are handled as if they had come from the plan.
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ from typing import TYPE_CHECKING, Callable, TypeVar
 from sessionview.core.doc.linescan import SourceChanged
 from sessionview.core.edit import drop as _drop, plan as _plan, preview as _preview, summary as _summary, writeback
 from sessionview.core.edit.change import Change, Editable, open_editable
+from sessionview.core.edit.integrity import checked
 from sessionview.core.edit.preview import PreviewRow
-from sessionview.core.edit.writeback import Outcome
+from sessionview.core.edit.writeback import ChangedWhileChecked, Outcome
 
 if TYPE_CHECKING:
     import subprocess  # only the summarizer runs a process (imported there, when it does)
@@ -66,12 +69,16 @@ def plan_edit(
     return _plan.plan_edit(session, number, content=content, json_text=json_text, force=force)
 
 
-def plan_delete(session: Editable, first: int, last: int, *, force: bool = False) -> Change:
-    return _plan.plan_delete(session, first, last, force=force)
+def plan_delete(session: Editable, first: int, last: int, *, force: bool = False, defer: bool = False) -> Change:
+    """Delete records ``first..last``. ``defer``: the tool-call integrity check is left to :func:`commit`,
+    which runs it while the new file is written (:attr:`Change.unchecked`; :func:`preview` and :func:`diff`
+    run it first). It refuses as the planner would; only the moment differs."""
+    return _plan.plan_delete(session, first, last, force=force, defer=defer)
 
 
-def plan_truncate(session: Editable, keep: int, *, force: bool = False) -> Change:
-    return _plan.plan_truncate(session, keep, force=force)
+def plan_truncate(session: Editable, keep: int, *, force: bool = False, defer: bool = False) -> Change:
+    """Keep the first ``keep`` records (``defer``: as for :func:`plan_delete`)."""
+    return _plan.plan_truncate(session, keep, force=force, defer=defer)
 
 
 def plan_drop_result(session: Editable, first: int, last: int | None = None, *, force: bool = False) -> Change:
@@ -106,31 +113,42 @@ def compaction_summary(
     return _summary.range_digest(session, first, last)
 
 
-def plan_compact(session: Editable, first: int, last: int, source: SummarySource, *, force: bool = False) -> Change:
-    """Replace records ``first..last`` with one summary message."""
-    return _plan.plan_compact(session, first, last, compaction_summary(session, first, last, source), force=force)
+def plan_compact(
+    session: Editable, first: int, last: int, source: SummarySource, *, force: bool = False, defer: bool = False
+) -> Change:
+    """Replace records ``first..last`` with one summary message (``defer``: as for :func:`plan_delete`)."""
+    summary = compaction_summary(session, first, last, source)
+    return _plan.plan_compact(session, first, last, summary, force=force, defer=defer)
 
 
 # -- preview ------------------------------------------------------------------------------------------
 
 
 def preview(session: Editable, change: Change) -> list[PreviewRow]:
-    return _preview.preview(session, change)
+    return _preview.preview(session, checked(session, change))
 
 
 def diff(session: Editable, change: Change, path: str) -> str:
-    return _preview.diff(session, change, path)
+    return _preview.diff(session, checked(session, change), path)
 
 
 # -- commit -------------------------------------------------------------------------------------------
 
 
-def commit(session: Editable, change: Change, *, root: str | None = None, force: bool = False) -> Outcome:
+def commit(
+    session: Editable,
+    change: Change,
+    *,
+    root: str | None = None,
+    force: bool = False,
+    on_checked: Callable[[], None] | None = None,
+) -> Outcome:
     """Write ``change`` to ``session``'s file (``root``: the directory it must stay inside; by default the
-    directory holding the path as given)."""
+    directory holding the path as given). A deferred integrity check runs while the new file is written;
+    ``on_checked()`` is called once the change passed it (at once for a change checked when planned)."""
     if root is None:
         root = default_root(session.path or ".")
-    return writeback.commit(session, change, root=root, force=force)
+    return writeback.commit(session, change, root=root, force=force, on_checked=on_checked)
 
 
 def restore_newest(path: str, *, force: bool = False) -> Outcome:
@@ -334,6 +352,8 @@ def _attempt(
             if changed():
                 raise _Retry(pin) from None
             raise
+        except ChangedWhileChecked:  # during a deferred check: as if the file changed during the plan
+            raise _Retry(pin) from None
         except Conflict:
             raise _Retry(this_pin) from None  # the re-plan must name the same records
         except AnotherWriter:

@@ -57,23 +57,33 @@ def editable(session: Session) -> Editable:
     raise TypeError(f"a {type(session).__name__} has no records to edit")
 
 
-def open_editable(path: str, opener: "Callable[[str, bool], Session] | None" = None, *, scan_ids: bool = False) -> Editable:
+def open_editable(
+    path: str,
+    opener: "Callable[[str, bool], Session] | None" = None,
+    *,
+    scan_ids: bool = False,
+    check_deferred: bool = False,
+) -> Editable:
     """Open ``path`` for editing (any supported format; ``opener(path, digest)`` opens a session).
 
     A big JSONL file at rest is loaded without its SHA-256 (``digest=False``): a background thread started
     before the load hashes it while the load, the plan and the save's copy run, proven by the file's unchanged
     stat (:class:`~sessionview.core.store.stamp.Digest`). With ``scan_ids`` (the change will search tool ids:
     delete, truncate, compact), another thread finds the escapes the id search needs meanwhile
-    (:class:`~.idscan.Escapes`). A file that changed meanwhile is loaded again with its digest."""
+    (:class:`~.idscan.Escapes`). A file that changed meanwhile is loaded again with its digest.
+
+    ``check_deferred``: the change's integrity check will search the file while its new content is copied (a
+    deferred check, :attr:`Change.unchecked`), escapes and all: no escape search now, and the hash is taken in a
+    forked process (``Digest(apart=True)``), so this one keeps a single thread and its load scans on two cores."""
     from sessionview.core.edit import idscan
 
     open_ = opener if opener is not None else (lambda p, digest: open_session(p, digest=digest))
     if digest_deferrable(path):
         try:
-            early: Digest | None = Digest(path)
+            early: Digest | None = Digest(path, apart=True) if check_deferred else Digest(path)
         except (OSError, RuntimeError):  # not openable, or no thread to be had: hashed while loading
             early = None
-        escapes = idscan.Escapes.start(path) if scan_ids else None
+        escapes = idscan.Escapes.start(path) if scan_ids and not check_deferred else None
         session = open_(path, False)
         if type(session) is not JsonlSession:
             return editable(session)
@@ -103,6 +113,10 @@ class Change:
     anchor: bytes | None = field(default=None, repr=False)  # raw of record ``first - 1`` when planned
     #: what the writer accepts but a person should know (a provider would reject it, a field is dropped...)
     warnings: tuple[str, ...] = field(default=(), repr=False)
+    #: the tool-call integrity check is still to run (:mod:`.integrity`), with this ``widen`` for its refusal's
+    #: suggestion: a planner asked to defer it (``defer=True``) leaves it to the commit, which runs it while the
+    #: new file is written (:func:`~.writeback.commit`), or to the preview, which runs it first
+    unchecked: str | None = field(default=None, compare=False, repr=False)
 
     def with_anchor(self, session: Editable) -> "Change":
         """This change with the record before it remembered, so it can be placed again later."""

@@ -12,6 +12,10 @@ unedited JSONL file fall back to the full pairing (:meth:`Session.pairing`).
 The byte search runs in libc's ``memmem`` through ctypes where there is one: it lets go of the GIL, so a
 big file is searched in two threads (and the stamp's hash runs alongside, :mod:`~.store.stamp`). Without
 it, ``bytes.find`` holds the GIL, and a big file is searched in two processes instead (a fork).
+
+The escapes are searched for while the file is loaded (:class:`Escapes`) for a check that runs before the
+change is written; a deferred check (:attr:`~.change.Change.unchecked`), which runs while the new content is
+copied, searches for them in the same pass as for the ids.
 """
 
 from __future__ import annotations

@@ -1,9 +1,15 @@
 """Tool-call integrity of a change: which calls it would leave without a result (dangling) or which results
 without their call (orphans), and the nearest range that splits no pair.
+
+A planner may leave the check to the commit (:attr:`~.change.Change.unchecked`): :class:`Running` runs it
+in a thread while the new file is written, and :func:`checked` runs it at once (a preview, a dry run).
 """
 
 from __future__ import annotations
 
+import os
+import threading
+from dataclasses import replace
 from typing import Iterable
 
 from sessionview.core.doc.document import Line
@@ -143,3 +149,56 @@ def check_integrity(session: Editable, change: Change, *, force: bool = False, w
         forceable=True,
         widen=widen if suggestion else None,
     )
+
+
+def checked(session: Editable, change: Change) -> Change:
+    """``change`` with its deferred integrity check (:attr:`~.change.Change.unchecked`) run now: it raises
+    the refusal the planner would have raised."""
+    if change.unchecked is None:
+        return change
+    check_integrity(session, change, widen=change.unchecked)
+    return replace(change, unchecked=None)
+
+
+Key = tuple[int, int, int, int]  # dev, inode, size, mtime of a file
+
+
+def _key(path: str | None) -> Key | None:
+    try:
+        st = os.stat(path) if path is not None else None
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) if st is not None else None
+
+
+class Running:
+    """The deferred integrity check of ``change`` (:attr:`~.change.Change.unchecked`), run in a thread while
+    the commit writes the new file, and the file's stat right when it ended (:attr:`ended`), as a planner's
+    caller takes it right after planning. :meth:`wait` raises whatever the check raised."""
+
+    def __init__(self, session: Editable, change: Change) -> None:
+        self._error: BaseException | None = None
+        self.ended: Key | None = None
+        self._thread: threading.Thread | None = threading.Thread(
+            target=self._run, args=(session, change), name="sv-integrity", daemon=True
+        )
+        try:
+            self._thread.start()
+        except RuntimeError:  # no thread to be had: checked here and now
+            self._thread = None
+            self._run(session, change)
+
+    def _run(self, session: Editable, change: Change) -> None:
+        try:
+            check_integrity(session, change, widen=change.unchecked)
+        except BaseException as exc:  # raised by wait(), in the committing thread
+            self._error = exc
+        finally:
+            self.ended = _key(session.path)
+
+    def wait(self) -> None:
+        """Wait for the check; raise its refusal (or whatever else it raised)."""
+        if self._thread is not None:
+            self._thread.join()
+        if self._error is not None:
+            raise self._error

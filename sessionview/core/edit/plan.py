@@ -8,6 +8,7 @@ session (:attr:`capabilities`) and its adapter (how a message is encoded), never
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from sessionview.core import rubyjson
@@ -95,17 +96,25 @@ def plan_edit(
     return change.with_anchor(session)
 
 
-def plan_delete(session: Editable, first: int, last: int, *, force: bool = False) -> Change:
+def _integrity(session: Editable, change: Change, *, force: bool, widen: str, defer: bool) -> Change:
+    """``change`` once its tool-call integrity check passed, or with the check left to its commit (``defer``:
+    :attr:`Change.unchecked`), which runs it while the new file is written and refuses as the check would."""
+    if defer and not force:
+        return replace(change.with_anchor(session), unchecked=widen)
+    check_integrity(session, change, force=force, widen=widen)
+    return change.with_anchor(session)
+
+
+def plan_delete(session: Editable, first: int, last: int, *, force: bool = False, defer: bool = False) -> Change:
     _check_range(session, first, last, force)
     old = tuple(Line(r.raw, r.terminator) for r in session.doc.records(first, last))
     change = Change(
         f"delete #{first}" if first == last else f"delete #{first}-#{last}", first, last, (), old, warnings=_emptied(session, first, last)
     )
-    check_integrity(session, change, force=force, widen="both")
-    return change.with_anchor(session)
+    return _integrity(session, change, force=force, widen="both", defer=defer)
 
 
-def plan_truncate(session: Editable, keep: int, *, force: bool = False) -> Change:
+def plan_truncate(session: Editable, keep: int, *, force: bool = False, defer: bool = False) -> Change:
     n = len(session)
     if keep < 0:
         raise InvalidEdit("--keep must be 0 or more")
@@ -116,8 +125,7 @@ def plan_truncate(session: Editable, keep: int, *, force: bool = False) -> Chang
     _check_range(session, keep + 1, n, force)
     old = tuple(Line(r.raw, r.terminator) for r in session.doc.records(keep + 1, n))
     change = Change(f"truncate after #{keep}", keep + 1, n, (), old, warnings=_emptied(session, keep + 1, n))
-    check_integrity(session, change, force=force, widen="down")
-    return change.with_anchor(session)
+    return _integrity(session, change, force=force, widen="down", defer=defer)
 
 
 def _emptied(session: Editable, first: int, last: int) -> tuple[str, ...]:
@@ -128,7 +136,9 @@ def _emptied(session: Editable, first: int, last: int) -> tuple[str, ...]:
     return (f"this empties the session: all {plural(n, 'record')} are removed, and the agent starts again from nothing",)
 
 
-def plan_compact(session: Editable, first: int, last: int, summary: str, *, force: bool = False) -> Change:
+def plan_compact(
+    session: Editable, first: int, last: int, summary: str, *, force: bool = False, defer: bool = False
+) -> Change:
     """Replace records ``first..last`` with one summary message at ``first``."""
     _check_range(session, first, last, force)
     capabilities = session.capabilities
@@ -147,5 +157,4 @@ def plan_compact(session: Editable, first: int, last: int, summary: str, *, forc
     if last == len(session) and not old[-1].terminator:
         term = b""
     change = Change(f"compact #{first}-#{last}", first, last, (Line(raw, term),), old, (value,), warnings=warnings)
-    check_integrity(session, change, force=force, widen="both")
-    return change.with_anchor(session)
+    return _integrity(session, change, force=force, widen="both", defer=defer)

@@ -4,6 +4,11 @@ The new file is the edited document followed by whatever was appended on disk si
 An appended tail can only be carried over while the record it continues is still last and untouched;
 otherwise the save is refused as a conflict. A session written whole (a LittleGhost store document,
 ``capabilities.whole_document``) is refused on any change on disk since it was loaded.
+
+A change whose integrity check the planner deferred (:attr:`Change.unchecked`: a delete, truncate or compact
+on a big file) is checked in a thread while the new content is written to the temporary file: nothing is
+backed up or renamed before the check passed, and when it refuses, the temporary file is removed and its
+refusal raised, as the planner would have raised it.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from typing import Callable, Iterator, Protocol
 
 from sessionview.core.doc.document import Document
 from sessionview.core.edit.change import Change, Editable, is_noop
+from sessionview.core.edit.integrity import Running, checked
 from sessionview.core.errors import Conflict
 from sessionview.core.store import save as _save
 from sessionview.core.store.render import Piece
@@ -29,6 +35,10 @@ class Outcome:
     changed: bool
     description: str
     result: SaveResult | None = None
+
+
+class ChangedWhileChecked(Conflict):
+    """The file changed on disk while a deferred integrity check ran (nothing was written): plan again."""
 
 
 class WholeDocument(Editable, Protocol):
@@ -86,23 +96,62 @@ def _path(session: Editable) -> str:
     return session.path
 
 
-def commit(session: Editable, change: Change, *, root: str, force: bool = False) -> Outcome:
-    """Write ``change`` to ``session``'s file: a JSONL rebase, or a whole document. A no-op writes nothing."""
+def commit(
+    session: Editable, change: Change, *, root: str, force: bool = False, on_checked: Callable[[], None] | None = None
+) -> Outcome:
+    """Write ``change`` to ``session``'s file: a JSONL rebase, or a whole document. A no-op writes nothing.
+
+    ``on_checked()`` is called once the change passed its integrity check (a front end tells the change's
+    warnings then): at once, or for a deferred check once the save is over, whether it failed or not."""
+    if change.unchecked is not None and (is_noop(change) or session.capabilities.whole_document):
+        change = checked(session, change)
+    if change.unchecked is None and on_checked is not None:
+        on_checked()
     if is_noop(change):
         return Outcome(False, change.description)
     if session.capabilities.whole_document:
         whole: WholeDocument = session  # type: ignore[assignment]  # whole_document promises the protocol
         data = whole.with_messages(change.apply(whole.doc))
         return commit_bytes(whole, data, change.description, root=root, force=force, lock_path=whole.lock_path)
-    return commit_jsonl(session, change, root=root, force=force)
+    return commit_jsonl(session, change, root=root, force=force, on_checked=on_checked)
 
 
-def commit_jsonl(session: Editable, change: Change, *, root: str, force: bool = False) -> Outcome:
+def commit_jsonl(
+    session: Editable, change: Change, *, root: str, force: bool = False, on_checked: Callable[[], None] | None = None
+) -> Outcome:
+    if change.unchecked is None:
+        return _write_jsonl(session, change, root=root, force=force)
+    running = Running(session, change)  # first: its outcome comes before anything the save may raise
+    st = session.doc.loaded_stat
+
+    def passed() -> None:
+        """The check's refusal, or a conflict if the file changed before it ended (the caller plans again)."""
+        running.wait()
+        if st is not None and running.ended != (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns):
+            raise ChangedWhileChecked(
+                f"conflict: {session.path} changed on disk while the change was checked; nothing was written", session.path
+            )
+
+    try:
+        outcome = _write_jsonl(session, change, root=root, force=force, gate=passed)
+    except Exception:
+        passed()  # the check's outcome comes first, as when it ran before the save
+        if on_checked is not None:
+            on_checked()
+        raise
+    if on_checked is not None:
+        on_checked()
+    return outcome
+
+
+def _write_jsonl(
+    session: Editable, change: Change, *, root: str, force: bool, gate: Callable[[], None] | None = None
+) -> Outcome:
     old = session.doc
     new = change.apply(old)
     path = _path(session)
     stamp = session.stamp
-    result = _save.save(path, render_jsonl(old, new, change, path, stamp), stamp, root=root, force=force)
+    result = _save.save(path, render_jsonl(old, new, change, path, stamp), stamp, root=root, force=force, gate=gate)
     return Outcome(result.changed, change.description, result)
 
 

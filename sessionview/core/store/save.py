@@ -20,9 +20,13 @@ that could not be carried (an unfinished line whose writer kept the old file ope
 kept beside the backups and reported (``SaveResult.not_carried_bytes``, ``kept_paths``, ``warnings``). A truncation
 or rewrite met during the save is a :class:`~sessionview.core.errors.Rewriting` conflict.
 
+A caller may check something while the new content is written (``gate``: an integrity check that searches the
+whole file): the save calls ``gate()`` once the temporary file is written and before anything is called unchanged,
+backed up or renamed; when it raises, the temporary file is removed and the file is untouched.
+
 The parts: :mod:`.stamp` (load stamps), :mod:`.paths` (containment), :mod:`.tmpfiles`, :mod:`.fsio`,
-:mod:`.writers` (``/proc`` and leases), :mod:`.lock` (the LittleGhost store lock), :mod:`.staging` (the
-files of one save), :mod:`.backups` (the byte-exact backup) and :mod:`.merge` (after the rename). Everything is stdlib only and Linux-first (``/proc`` for writer detection, file leases to see when
+:mod:`.writers` (``/proc`` and leases), :mod:`.lock` (the LittleGhost store lock), :mod:`.loaded` (what the save
+found on opening the file), :mod:`.staging` (the files of one save), :mod:`.backups` (the byte-exact backup) and :mod:`.merge` (after the rename). Everything is stdlib only and Linux-first (``/proc`` for writer detection, file leases to see when
 the replaced inode has no writer left); elsewhere those checks degrade to no-ops.
 """
 
@@ -34,7 +38,6 @@ import os
 import stat
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from sessionview.core.doc.linescan import SourceChanged
@@ -59,12 +62,13 @@ from sessionview.core.store.fsio import (
     prefix_matches,
     read_all,
 )
+from sessionview.core.store.loaded import Loaded
 from sessionview.core.store.lock import LOCK_TIMEOUT, store_lock
 from sessionview.core.store.merge import Merge
 from sessionview.core.store.outcome import SaveResult, changed_on_disk, failed, rewriting
 from sessionview.core.store.render import Piece, Span, write_rendered
 from sessionview.core.store.paths import resolve_inside
-from sessionview.core.store.stamp import Digest, LoadStamp
+from sessionview.core.store.stamp import LoadStamp
 from sessionview.core.store.staging import Staging, TempFile
 from sessionview.core.store.steps import step
 from sessionview.core.store.tmpfiles import cleanup_temp_files
@@ -73,26 +77,6 @@ from sessionview.core.store.writers import Writer, find_writers
 __all__ = ["SaveResult", "Span", "Piece", "save", "SETTLE_TIMEOUT"]
 
 SETTLE_TIMEOUT = 1.0  # seconds to wait, after the rename, for writers of the old inode to finish
-
-
-@dataclass(frozen=True, slots=True)
-class _Loaded:
-    """What :meth:`_Save.open_and_check` found: the bytes appended since load, and the file as read."""
-
-    appended: bytes
-    size: int  # R: the stamp's size plus the appended bytes
-    digest: "str | Digest"  # h_R: their hash (a stamp's, maybe still being taken: read :attr:`sha256`)
-    st: os.stat_result
-    prefix: "Future[tuple[hashlib._Hash, int]] | None" = None  # the stamp's prefix, still being hashed
-    #: a settled stat of a file system that keeps ctime (:mod:`.proof`), taken before the content was proven
-    #: to be R/h_R: while the file's stat stays this, it still is (no hashing); None: hash to recheck
-    ref: os.stat_result | None = None
-    proven_by_stat: bool = False  # the stamp's stat proved the content: nothing was hashed
-
-    @property
-    def sha256(self) -> str:
-        d = self.digest
-        return d if isinstance(d, str) else d.result()
 
 
 class _Save:
@@ -110,8 +94,10 @@ class _Save:
         settle_timeout: float,
         limit: Limit,
         new_stamp: bool = False,
+        gate: Callable[[], None] | None = None,
     ) -> None:
         self.given = given
+        self.gate = gate
         self.new_stamp = new_stamp
         self.real = real
         self.stamp = stamp
@@ -145,6 +131,8 @@ class _Save:
             raise failed(exc, "creating the temporary file", self.given) from exc
         hold = self.write_new(tmp, render, loaded)
         self.prefix_checked(loaded)
+        if self.gate is not None:
+            self.gate()  # before anything is called unchanged, backed up or renamed (raises: the temp file goes)
         if self.unchanged(tmp, hold, loaded):
             self.files.discard(tmp)
             st = loaded.st
@@ -175,7 +163,7 @@ class _Save:
         return self.result(cur, made, loaded)
 
     # step 1: open and compare with the stamp ----------------------------------------------------
-    def open_and_check(self) -> _Loaded:
+    def open_and_check(self) -> Loaded:
         given, stamp, f = self.given, self.stamp, self.files
         try:
             f.dir_fd = os.open(f.dir, os.O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -221,17 +209,17 @@ class _Save:
         if trusted and stamp.settled and fsio.stat_key(st) == stamp.key:
             # nothing was written to the file since the stat taken before it was loaded: it holds what was loaded
             step("check")
-            return _Loaded(b"", stamp.size, stamp.digest, st, ref=st, proven_by_stat=True)
+            return Loaded(b"", stamp.size, stamp.digest, st, ref=st, proven_by_stat=True)
         prefix = self.background().submit(hash_prefix, f.old_fd, stamp.size)  # checked after the new content is written
         step("check")
         appended = read_all(f.old_fd, stamp.size)
         size = stamp.size + len(appended)
         ref = st if trusted and st.st_size == size and proof.settled(st, before) else None
         if not appended:
-            return _Loaded(appended, stamp.size, stamp.digest, st, prefix, ref)
+            return Loaded(appended, stamp.size, stamp.digest, st, prefix, ref)
         h = self.prefix_hash(prefix)
         h.update(appended)
-        return _Loaded(appended, size, h.hexdigest(), st, ref=ref)
+        return Loaded(appended, size, h.hexdigest(), st, ref=ref)
 
     def prefix_hash(self, prefix: "Future[tuple[hashlib._Hash, int]]") -> "hashlib._Hash":
         h, got = prefix.result()
@@ -239,14 +227,14 @@ class _Save:
             raise changed_on_disk(self.given, f"its first {self.stamp.size} bytes differ from what was loaded")
         return h
 
-    def prefix_checked(self, loaded: _Loaded) -> None:
+    def prefix_checked(self, loaded: Loaded) -> None:
         """Wait for the check of the loaded prefix (hashed while the new content was written): nothing is
         replaced, or called unchanged, before it passed."""
         if loaded.prefix is not None:
             self.prefix_hash(loaded.prefix)
 
     # step 2: write the new content --------------------------------------------------------------
-    def write_new(self, tmp: TempFile, render: Callable[[bytes], Iterable[Piece]], loaded: _Loaded) -> bytes:
+    def write_new(self, tmp: TempFile, render: Callable[[bytes], Iterable[Piece]], loaded: Loaded) -> bytes:
         """Write ``render(appended)`` into ``tmp``; returns the unfinished last line held back (or ``b""``).
 
         A :data:`Span` of the loaded file is copied from the file in the kernel. An unfinished line appended
@@ -267,7 +255,7 @@ class _Save:
             raise failed(exc, "writing the temporary file", self.given) from exc
         return hold if held else b""
 
-    def unchanged(self, tmp: TempFile, hold: bytes, loaded: _Loaded) -> bool:
+    def unchanged(self, tmp: TempFile, hold: bytes, loaded: Loaded) -> bool:
         """Whether the new content (with the held-back line) is what is on disk already."""
         if tmp.size + len(hold) != loaded.size:
             return False
@@ -279,7 +267,7 @@ class _Save:
         return whole.hexdigest() == loaded.sha256
 
     # step 3: re-check right before replacing, copying the backup at the same time -------------
-    def back_up(self, loaded: _Loaded) -> Backup | None:
+    def back_up(self, loaded: Loaded) -> Backup | None:
         R, h_R = loaded.size, loaded.sha256
         made = None
         if self.backup:
@@ -304,7 +292,7 @@ class _Save:
         step("recheck")
         return made
 
-    def linkable(self, loaded: _Loaded) -> bool:
+    def linkable(self, loaded: Loaded) -> bool:
         """Whether the backup may be a hard link to the file's inode: the rename leaves that inode alone,
         nobody else has it open for writing (a fresh ``/proc`` scan), and it still holds what was checked."""
         if self.writers or backups.dir_distrust_file(loaded.st):
@@ -313,7 +301,7 @@ class _Save:
             return False
         return self.still_loaded(loaded)  # the recheck, as a copy's
 
-    def still_loaded(self, loaded: _Loaded) -> bool:
+    def still_loaded(self, loaded: Loaded) -> bool:
         """The recheck right before the rename: the file still holds R bytes hashing to h_R. Its stat unchanged
         since a settled reference proves it (:mod:`.proof`); otherwise it is hashed again."""
         if loaded.ref is not None and proof.unchanged_since(self.files.old_fd, loaded.ref):
@@ -322,7 +310,7 @@ class _Save:
         self.rechecked_by_stat = False
         return prefix_matches(self.files.old_fd, loaded.size, loaded.sha256)
 
-    def after_own_changes(self, loaded: _Loaded, st_pre: os.stat_result) -> os.stat_result:
+    def after_own_changes(self, loaded: Loaded, st_pre: os.stat_result) -> os.stat_result:
         """The stat the merge compares the replaced file with, once our backup link and rename moved its ctime.
 
         Only after a recheck by the stat proof: when its size, mode and settled mtime are still the reference's
@@ -339,7 +327,7 @@ class _Save:
         return now if kept == (ref.st_dev, ref.st_ino, ref.st_size, ref.st_mtime_ns, ref.st_mode) else st_pre
 
     # step 4: catch up with whole lines appended meanwhile (an unfinished one waits for the merge) --
-    def catch_up(self, tmp: TempFile, loaded: _Loaded, hold: bytes) -> tuple[int, bool]:
+    def catch_up(self, tmp: TempFile, loaded: Loaded, hold: bytes) -> tuple[int, bool]:
         """Returns how much of the old file the temp file holds, and whether its last lines are unsynced."""
         old_fd = self.files.old_fd
         R = loaded.size
@@ -386,7 +374,7 @@ class _Save:
 
     # step 6: after the rename nothing may leave the file worse than the new version -------------
     def after_rename(
-        self, tmp: TempFile, pos_old: int, loaded: _Loaded, st_pre: os.stat_result, made: Backup | None, unsynced: bool
+        self, tmp: TempFile, pos_old: int, loaded: Loaded, st_pre: os.stat_result, made: Backup | None, unsynced: bool
     ) -> TempFile:
         f = self.files
         merge = Merge(f, force=self.force, writers=self.writers, settle_timeout=self.settle_timeout)
@@ -421,7 +409,7 @@ class _Save:
             )
         return cur
 
-    def result(self, cur: TempFile, made: Backup | None, loaded: _Loaded) -> SaveResult:
+    def result(self, cur: TempFile, made: Backup | None, loaded: Loaded) -> SaveResult:
         f = self.files
         new_stamp: LoadStamp | None = None
         h = cur.hash
@@ -462,6 +450,7 @@ def save(
     lock_timeout: float = LOCK_TIMEOUT,
     settle_timeout: float = SETTLE_TIMEOUT,
     new_stamp: bool = False,
+    gate: Callable[[], None] | None = None,
 ) -> SaveResult:
     """Replace the file at ``path`` with ``render(appended)``, atomically and without losing appends.
 
@@ -469,7 +458,9 @@ def save(
     loaded, copied in the kernel; ``appended`` holds the bytes appended on disk since ``stamp`` was taken
     (``b""`` normally), which the caller must emit byte for byte where they belong (at the end, for JSONL).
     ``new_stamp``: :attr:`SaveResult.stamp` is wanted even when spans were copied (their bytes are then read
-    and hashed: one more pass); without spans it is always there. Raises a :class:`~sessionview.core.errors.SaveError`: :class:`Conflict`,
+    and hashed: one more pass); without spans it is always there. ``gate()`` is called once the new content
+is in the temporary file and before anything else happens: whatever it raises ends the save, the file untouched
+(the caller's check that ran while the content was written). Raises a :class:`~sessionview.core.errors.SaveError`: :class:`Conflict`,
     :class:`AnotherWriter` (unless ``force``), :class:`Outside`, :class:`HardLinked`, :class:`Locked`
     (``lock_path`` given and held elsewhere) or :class:`WriteFailed`; in every case the file is untouched.
     """
@@ -487,6 +478,7 @@ def save(
             settle_timeout=settle_timeout,
             limit=Limit(not ignored),
             new_stamp=new_stamp,
+            gate=gate,
         )
         try:
             return op.run(render)

@@ -13,7 +13,9 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import signal
 import stat
+import sys
 import threading
 import time
 import weakref
@@ -34,6 +36,7 @@ DIGEST_CHUNK = 4 << 20  # bytes hashed per read in the background (few hand-offs
 #: a smaller file is hashed while it is loaded, as ever: it costs little, and a line appended right after
 #: the load is then rebased (a :class:`Digest` still being taken cannot prove the loaded bytes then)
 DEFER_MIN = 16 << 20
+MAP_WINDOW = 32 << 20  # bytes of the file mapped at a time by a forked digest (a multiple of the page size)
 
 
 class Digest:
@@ -44,12 +47,19 @@ class Digest:
     or nothing). ``Digest(path)``, before the load: the stat is taken now and the load joins it when it read
     the file with that same stat (:func:`adopt`). :meth:`result` gives the hash when the stat was still ``st``
     once the last byte was read (so those were the bytes loaded: :mod:`.proof`), and raises :class:`Conflict`
-    otherwise."""
+    otherwise.
 
-    def __init__(self, path: str, st: os.stat_result | None = None, size: int | None = None) -> None:
+    ``apart``: hashed in a forked process instead (where this one has a single thread), which sends back its
+    verdict, the same check of the same stat: this process keeps a single thread (the load may then scan the
+    file on two cores) and its GIL to itself."""
+
+    def __init__(self, path: str, st: os.stat_result | None = None, size: int | None = None, *, apart: bool = False) -> None:
         self.path = path
         self._value: str | None = None
         self._why = "it could not be hashed"
+        self._child: tuple[int, int] | None = None  # (pid, read end of its pipe) of the process hashing it
+        self._lock = threading.Lock()
+        self._mapped = False  # read through a mapping (only in the child of ``apart``)
         fd = -1
         if st is None:  # before the load: the reference stat is the one taken now
             fd = os.open(path, os.O_RDONLY | O_CLOEXEC | O_NONBLOCK)  # a symlink is followed: the stat proves the inode
@@ -60,6 +70,17 @@ class Digest:
                 raise
         self.st = st
         self._size = st.st_size if size is None else size
+        self._thread: threading.Thread | None = None
+        if apart and _single_threaded():
+            try:
+                self._child = self._fork(fd)
+            except OSError:  # no process to be had: a thread, as without apart
+                pass
+            else:
+                if fd >= 0:
+                    os.close(fd)  # the child's copy hashes
+                self._reap = weakref.finalize(self, _reap, *self._child)
+                return
         self._thread = threading.Thread(target=self._run, args=(fd,), name="sv-stamp-hash", daemon=True)
         try:
             self._thread.start()
@@ -93,6 +114,8 @@ class Digest:
             return
         h = hashlib.sha256()
         got = 0
+        if self._mapped and self._size:  # a child of its own: no copy of the bytes (a truncation kills it: no verdict)
+            got = _hash_mapped(fd, self._size, h)
         while got < self._size:
             chunk = os.pread(fd, min(DIGEST_CHUNK, self._size - got), got)
             if not chunk:
@@ -107,11 +130,97 @@ class Digest:
         else:
             self._value = h.hexdigest()
 
+    def _fork(self, fd: int) -> tuple[int, int]:
+        """A child that hashes (:meth:`_run`) and writes its verdict into a pipe: ``1`` and the hex digest, or ``0``
+        and why not."""
+        r, w = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(r)
+            os.close(w)
+            raise
+        if pid == 0:  # the child: hash, send, and leave without running this process's cleanup
+            code = 1
+            try:
+                os.close(r)
+                self._mapped = True
+                self._run(fd)
+                verdict = ("1" + self._value if self._value is not None else "0" + self._why).encode()
+                while verdict:
+                    verdict = verdict[os.write(w, verdict) :]
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(w)
+        return pid, r
+
+    def _collect(self) -> None:
+        """The child's verdict (once); a child that did not end well proves nothing."""
+        assert self._child is not None
+        pid, r = self._child
+        self._child = None
+        self._reap.detach()
+        chunks: list[bytes] = []
+        try:
+            while chunk := os.read(r, 4096):
+                chunks.append(chunk)
+        finally:
+            os.close(r)
+            _, status = os.waitpid(pid, 0)
+        got = b"".join(chunks).decode("ascii", "replace")
+        if os.waitstatus_to_exitcode(status) != 0:
+            self._why = "the process hashing it failed"
+        elif got[:1] == "1" and len(got) == 65 and all(c in "0123456789abcdef" for c in got[1:]):
+            self._value = got[1:]
+        elif got[:1] == "0":
+            self._why = got[1:]
+
     def result(self) -> str:
-        self._thread.join()
+        with self._lock:
+            if self._child is not None:
+                self._collect()
+        if self._thread is not None:
+            self._thread.join()
         if self._value is None:
             raise Conflict(f"conflict: {self.path} changed on disk while it was being loaded ({self._why})", self.path)
         return self._value
+
+
+def _hash_mapped(fd: int, size: int, h: "hashlib._Hash") -> int:
+    """Feed ``h`` the first ``size`` bytes of ``fd`` through a read-only mapping (no copy into this process): only
+    in a process of its own, as a file truncated under the mapping kills it (SIGBUS), which its parent counts as
+    a digest that proves nothing. Returns how many bytes were hashed."""
+    import mmap
+
+    for at in range(0, size, MAP_WINDOW):  # a window at a time: the mapped pages count as the child's memory
+        mm = mmap.mmap(fd, min(MAP_WINDOW, size - at), access=mmap.ACCESS_READ, offset=at)
+        try:
+            view = memoryview(mm)
+            try:
+                for pos in range(0, len(mm), DIGEST_CHUNK):
+                    h.update(view[pos : pos + DIGEST_CHUNK])
+            finally:
+                view.release()
+        finally:
+            mm.close()
+    return size
+
+
+def _single_threaded() -> bool:
+    """Whether this process may fork a child to hash: it has a single thread (a fork copies no other thread,
+    and a lock one of them held would stay held in the child)."""
+    return hasattr(os, "fork") and sys.platform.startswith("linux") and threading.active_count() == 1
+
+
+def _reap(pid: int, r: int) -> None:
+    """A hashing child whose verdict nobody asked for: stopped and waited for (no zombie is left)."""
+    try:
+        os.close(r)
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except OSError:
+        pass
 
 
 _early: "weakref.WeakKeyDictionary[Source, Digest]" = weakref.WeakKeyDictionary()
