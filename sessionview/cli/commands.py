@@ -178,6 +178,7 @@ def _show_streamed(args: argparse.Namespace, stream: Any, out: Out) -> int:
     finally:
         printer.close()
         stream.close()
+        gc.unfreeze()  # (the command runs in a longer-lived process too: tests, a script calling main())
     return 0
 
 

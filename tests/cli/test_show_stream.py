@@ -47,6 +47,27 @@ def test_a_big_jsonl_file_is_streamed(monkeypatch, capsysbinary, tmp_path):
     assert seen == []
 
 
+def test_a_streamed_show_leaves_the_collector_as_it_found_it(monkeypatch, capsysbinary):
+    """It freezes what the start made while it prints (fewer objects walked by each collection), and thaws it
+    again: a process that calls ``main`` and goes on (a script, these tests) collects its garbage as before."""
+    import gc
+
+    monkeypatch.setattr(commands, "SHOW_PAIR_FIRST", -1)
+    frozen = []
+    from sessionview.core.view import showstream
+
+    original = showstream.ShowStream.pieces
+
+    def pieces(self):
+        frozen.append(gc.get_freeze_count())
+        return original(self)
+
+    monkeypatch.setattr(showstream.ShowStream, "pieces", pieces)
+    code, _, _ = _show(capsysbinary, os.path.join(FIX, "brute-session.jsonl"))
+    assert code == 0 and frozen and frozen[0] > 0
+    assert gc.get_freeze_count() == 0
+
+
 def test_streamed_show_of_a_missing_file_says_so(monkeypatch, capsysbinary, tmp_path):
     monkeypatch.setattr(commands, "SHOW_PAIR_FIRST", -1)
     code, _, err = _show(capsysbinary, str(tmp_path / "nope.jsonl"))

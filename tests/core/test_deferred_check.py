@@ -148,6 +148,22 @@ def test_what_the_check_raises_is_raised_as_it_is(path, monkeypatch):
     s.close()
 
 
+def test_a_check_that_fails_otherwise_is_the_saves_error_the_original_untouched(path, monkeypatch):
+    import errno
+
+    def broken(*a, **k):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(integrity, "check_integrity", broken)
+    s = open_session(path)
+    with pytest.raises(WriteFailed, match="untouched") as raised:  # what the CLI tells, not a bare OSError
+        ops.commit(s, ops.plan_delete(s, 2, 3, defer=True))
+    assert "Input/output error" in str(raised.value)
+    assert path.read_bytes() == DATA
+    assert _listing(path.parent) == ["s.jsonl"]
+    s.close()
+
+
 def test_a_preview_or_a_diff_runs_the_deferred_check_first(path):
     s = open_session(path)
     change = ops.plan_delete(s, 2, 2, defer=True)
@@ -276,17 +292,66 @@ def test_a_forked_digest_of_a_file_changed_meanwhile_proves_nothing(at_rest, mon
         stamp.Digest(str(at_rest), apart=True).result()
 
 
-def test_a_file_truncated_under_the_forked_digests_mapping_proves_nothing(at_rest, monkeypatch):
+def test_a_file_truncated_while_the_forked_digest_reads_it_proves_nothing(at_rest, monkeypatch):
     _forks_here()
-    real = stamp._hash_mapped
+    monkeypatch.setattr(stamp, "CHILD_CHUNK", 16)
+    real = os.preadv
+    calls = []
 
-    def truncated_first(fd, size, h):  # in the child: the mapping's pages are gone (SIGBUS kills it)
-        os.truncate(at_rest, 0)
-        return real(fd, size, h)
+    def truncated_after_the_first_read(fd, buffers, offset):  # in the child: the file shrinks under it
+        n = real(fd, buffers, offset)
+        if not calls:
+            os.truncate(at_rest, 20)
+        calls.append(n)
+        return n
 
-    monkeypatch.setattr(stamp, "_hash_mapped", truncated_first)
+    monkeypatch.setattr(os, "preadv", truncated_after_the_first_read)
+    with pytest.raises(Conflict, match="it changed after it was loaded"):
+        stamp.Digest(str(at_rest), apart=True).result()
+
+
+def test_a_forked_digest_says_nothing_on_this_processs_streams(at_rest, monkeypatch, capfd):
+    _forks_here()
+
+    def noisy(self, fd):  # the child writes to what were the caller's stdout and stderr, then dies
+        os.write(1, b"child stdout")
+        os.write(2, b"child stderr")
+        os._exit(3)
+
+    monkeypatch.setattr(stamp.Digest, "_hash", noisy)
     with pytest.raises(Conflict, match="the process hashing it failed"):
         stamp.Digest(str(at_rest), apart=True).result()
+    out, err = capfd.readouterr()
+    assert "child" not in out and "child" not in err
+
+
+def test_a_forked_digest_stops_once_its_parent_is_gone(at_rest, monkeypatch):
+    _forks_here()
+    monkeypatch.setattr(stamp, "CHILD_CHUNK", 16)
+    monkeypatch.setattr(stamp, "_PARENT_CHECK", 16)
+    real = os.getppid
+    asked = []
+
+    def parent_gone_after_the_first_look():
+        asked.append(1)
+        return real() if len(asked) == 1 else 1
+
+    monkeypatch.setattr(os, "getppid", parent_gone_after_the_first_look)
+    with pytest.raises(Conflict, match="it changed after it was loaded"):  # stopped short: no verdict
+        stamp.Digest(str(at_rest), apart=True).result()
+
+
+def test_a_forked_digest_already_reaped_gives_its_whole_verdict(at_rest):
+    _forks_here()
+    import signal
+
+    old = signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps children at once: waitpid finds none
+    try:
+        d = stamp.Digest(str(at_rest), apart=True)
+        assert d._child is not None
+        assert d.result() == hashlib.sha256(at_rest.read_bytes()).hexdigest()
+    finally:
+        signal.signal(signal.SIGCHLD, old)
 
 
 def test_a_forked_digest_nobody_asks_for_leaves_no_process(at_rest):

@@ -138,17 +138,18 @@ class QuoteHelper:
         if i <= self.first:
             return None
         slot = self.source.starts[i] // self._cell % SLOTS
-        try:
-            tags = self._tags
-            if tags[slot] != i + 1:
+        with self._lock:  # not while close() unmaps it (a view of the counts alive then would stop the unmap)
+            try:
+                tags = self._tags
+                if tags[slot] != i + 1:
+                    return None
+                offset = self._base + slot * self._slot
+                data = self._map[offset : offset + size]
+                counts = self._counts[i - self.first : stop - self.first].tolist()
+                if tags[slot] != i + 1:  # overwritten while copied (never, by the ring's rule: but proven here)
+                    return None
+            except ValueError:  # closed (by another thread)
                 return None
-            offset = self._base + slot * self._slot
-            data = self._map[offset : offset + size]
-            counts = self._counts[i - self.first : stop - self.first].tolist()
-            if tags[slot] != i + 1:  # overwritten while copied (never, by the ring's rule: but proven here)
-                return None
-        except ValueError:  # closed (by another thread)
-            return None
         return data, counts
 
     def close(self) -> None:

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, Protocol
 
 from sessionview.core.doc.document import Document
+from sessionview.core.doc.linescan import SourceChanged
 from sessionview.core.edit.change import Change, Editable, is_noop
 from sessionview.core.edit.integrity import Running, checked
-from sessionview.core.errors import Conflict
+from sessionview.core.errors import Conflict, Refused
 from sessionview.core.store import save as _save
 from sessionview.core.store.render import Piece
 from sessionview.core.store.save import SaveResult
@@ -135,7 +136,12 @@ def commit_jsonl(
     try:
         outcome = _write_jsonl(session, change, root=root, force=force, gate=passed)
     except Exception:
-        passed()  # the check's outcome comes first, as when it ran before the save
+        try:
+            passed()  # the check's outcome comes first, as when it ran before the save
+        except (Refused, Conflict, SourceChanged):
+            raise
+        except Exception:
+            pass  # the check failed otherwise (an I/O error, say): the save's own error, which says so, stands
         if on_checked is not None:
             on_checked()
         raise

@@ -36,7 +36,8 @@ DIGEST_CHUNK = 4 << 20  # bytes hashed per read in the background (few hand-offs
 #: a smaller file is hashed while it is loaded, as ever: it costs little, and a line appended right after
 #: the load is then rebased (a :class:`Digest` still being taken cannot prove the loaded bytes then)
 DEFER_MIN = 16 << 20
-MAP_WINDOW = 32 << 20  # bytes of the file mapped at a time by a forked digest (a multiple of the page size)
+_PARENT_CHECK = 64 << 20  # bytes a forked digest reads between two looks at whether its parent is still there
+CHILD_CHUNK = 128 << 10  # bytes a forked digest reads at a time into one reused buffer (it stays in the CPU's cache: as cheap as a mapping)
 
 
 class Digest:
@@ -59,7 +60,7 @@ class Digest:
         self._why = "it could not be hashed"
         self._child: tuple[int, int] | None = None  # (pid, read end of its pipe) of the process hashing it
         self._lock = threading.Lock()
-        self._mapped = False  # read through a mapping (only in the child of ``apart``)
+        self._apart_child = False  # this is the child of ``apart``: small reads into one buffer, and a parent to outlive
         fd = -1
         if st is None:  # before the load: the reference stat is the one taken now
             fd = os.open(path, os.O_RDONLY | O_CLOEXEC | O_NONBLOCK)  # a symlink is followed: the stat proves the inode
@@ -114,9 +115,9 @@ class Digest:
             return
         h = hashlib.sha256()
         got = 0
-        if self._mapped and self._size:  # a child of its own: no copy of the bytes (a truncation kills it: no verdict)
-            got = _hash_mapped(fd, self._size, h)
-        while got < self._size:
+        if self._apart_child:
+            got = _hash_reused(fd, self._size, h)
+        while not self._apart_child and got < self._size:
             chunk = os.pread(fd, min(DIGEST_CHUNK, self._size - got), got)
             if not chunk:
                 break
@@ -144,7 +145,8 @@ class Digest:
             code = 1
             try:
                 os.close(r)
-                self._mapped = True
+                _quiet_child()
+                self._apart_child = True
                 self._run(fd)
                 verdict = ("1" + self._value if self._value is not None else "0" + self._why).encode()
                 while verdict:
@@ -167,9 +169,12 @@ class Digest:
                 chunks.append(chunk)
         finally:
             os.close(r)
-            _, status = os.waitpid(pid, 0)
+            try:
+                _, status = os.waitpid(pid, 0)
+            except ChildProcessError:  # reaped already (SIGCHLD ignored): only a whole verdict counts (below)
+                status = None
         got = b"".join(chunks).decode("ascii", "replace")
-        if os.waitstatus_to_exitcode(status) != 0:
+        if status is not None and os.waitstatus_to_exitcode(status) != 0:
             self._why = "the process hashing it failed"
         elif got[:1] == "1" and len(got) == 65 and all(c in "0123456789abcdef" for c in got[1:]):
             self._value = got[1:]
@@ -187,24 +192,47 @@ class Digest:
         return self._value
 
 
-def _hash_mapped(fd: int, size: int, h: "hashlib._Hash") -> int:
-    """Feed ``h`` the first ``size`` bytes of ``fd`` through a read-only mapping (no copy into this process): only
-    in a process of its own, as a file truncated under the mapping kills it (SIGBUS), which its parent counts as
-    a digest that proves nothing. Returns how many bytes were hashed."""
-    import mmap
+def _hash_reused(fd: int, size: int, h: "hashlib._Hash") -> int:
+    """Feed ``h`` the first ``size`` bytes of ``fd``, read :data:`CHILD_CHUNK` at a time into one reused buffer
+    (a small buffer stays in the CPU's cache, so this costs no more than hashing through a mapping, and a file
+    truncated meanwhile is a short read, not a SIGBUS). Stops, short, when the parent has gone (nobody waits
+    for the verdict). Returns how many bytes were hashed."""
+    parent = os.getppid()
+    buf = bytearray(CHILD_CHUNK)
+    view = memoryview(buf)
+    got = 0
+    try:
+        while got < size:
+            if got % _PARENT_CHECK == 0 and os.getppid() != parent:
+                break
+            n = os.preadv(fd, [view[: min(CHILD_CHUNK, size - got)]], got)
+            if n <= 0:
+                break
+            h.update(view[:n])
+            got += n
+    finally:
+        view.release()
+    return got
 
-    for at in range(0, size, MAP_WINDOW):  # a window at a time: the mapped pages count as the child's memory
-        mm = mmap.mmap(fd, min(MAP_WINDOW, size - at), access=mmap.ACCESS_READ, offset=at)
-        try:
-            view = memoryview(mm)
-            try:
-                for pos in range(0, len(mm), DIGEST_CHUNK):
-                    h.update(view[pos : pos + DIGEST_CHUNK])
-            finally:
-                view.release()
-        finally:
-            mm.close()
-    return size
+
+def _quiet_child() -> None:
+    """A forked digest's own start: its standard streams on /dev/null (a caller reading this process's output
+    to its end is not kept waiting for the child), no core dump and no fault handler output if it dies."""
+    try:
+        null = os.open(os.devnull, os.O_RDWR)
+        for target in (0, 1, 2):
+            os.dup2(null, target)
+        os.close(null)
+    except OSError:
+        pass
+    try:
+        import faulthandler
+        import resource
+
+        faulthandler.disable()
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ImportError, OSError, ValueError):
+        pass
 
 
 def _single_threaded() -> bool:
