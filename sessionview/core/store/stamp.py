@@ -169,6 +169,7 @@ class Digest:
                 chunks.append(chunk)
         finally:
             os.close(r)
+            status: int | None
             try:
                 _, status = os.waitpid(pid, 0)
             except ChildProcessError:  # reaped already (SIGCHLD ignored): only a whole verdict counts (below)
