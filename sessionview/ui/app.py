@@ -15,6 +15,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from sessionview.core.text import escape_control
+from sessionview.ui.startup import release_collector
 
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -25,6 +26,9 @@ try:  # what a whole frame is: Textual's own class for it (any update, in a Text
     from textual._compositor import LayoutUpdate as _WHOLE_FRAME
 except ImportError:  # pragma: no cover
     _WHOLE_FRAME = object
+
+
+COLLECTOR_WAIT = 2.0  # seconds: the cyclic garbage collector runs again by then, with or without a first frame
 
 
 class SessionViewApp(App[int]):
@@ -95,6 +99,9 @@ class SessionViewApp(App[int]):
                 self.call_later(callback)
 
     def on_mount(self) -> None:
+        # the collector held until the first frame (sessionview.ui.startup); at the latest after COLLECTOR_WAIT
+        self.call_after_frame(release_collector)
+        self.set_timer(COLLECTOR_WAIT, release_collector)
         listing = self.remote is None and (not self.local or os.path.isdir(self.path))
         hosts: dict[str, str] = {}
         if listing:
@@ -158,6 +165,7 @@ class SessionViewApp(App[int]):
         return dict(config.hosts)
 
     def on_unmount(self) -> None:
+        release_collector()
         if self.remote_hosts is not None:
             from sessionview.ui.fleet import close_hosts
 
