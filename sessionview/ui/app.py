@@ -98,6 +98,28 @@ class SessionViewApp(App[int]):
             for callback in waiting:
                 self.call_later(callback)
 
+    def _one_session(self) -> bool:
+        return self.remote is None and self.local and not os.path.isdir(self.path)
+
+    def get_default_screen(self) -> Screen:
+        """One local session: its screen is the first on the stack, not pushed over Textual's empty default
+        screen (which would be mounted, styled, laid out and resumed first, all for nothing)."""
+        if not self._one_session():
+            return super().get_default_screen()
+        from sessionview.ui.screens.session import SessionScreen
+        from sessionview.ui.widgets.first_frame import draw_first_frame_once
+
+        screen = SessionScreen(
+            self.path,
+            display=self.display_path,
+            standalone=True,
+            prefetch=self.prefetch,
+            clock=self.clock,
+            poll_interval=self.poll_interval,
+            read_only=self.read_only,
+        )
+        return draw_first_frame_once(screen)  # mounted inside Textual's mount batch
+
     def on_mount(self) -> None:
         # the collector held until the first frame (sessionview.ui.startup); at the latest after COLLECTOR_WAIT
         self.call_after_frame(release_collector)
@@ -126,20 +148,7 @@ class SessionViewApp(App[int]):
                     host_timeout=self.host_timeout,
                 )
             )
-        else:
-            from sessionview.ui.screens.session import SessionScreen
-            from sessionview.ui.widgets.first_frame import draw_first_frame_once
-
-            screen = SessionScreen(
-                self.path,
-                display=self.display_path,
-                standalone=True,
-                prefetch=self.prefetch,
-                clock=self.clock,
-                poll_interval=self.poll_interval,
-                read_only=self.read_only,
-            )
-            self.push_screen(draw_first_frame_once(screen))  # pushed inside Textual's mount batch
+        # else: one local session, the first screen itself (get_default_screen)
 
     def _apply_keymap(self) -> dict[str, str]:
         """The user's ``[keymap]`` (binding id = keys) from the config file, if there is one. Mistakes in
