@@ -57,7 +57,7 @@ def test_a_frozen_class_behaves_as_its_dataclass(cls):
             delattr(a, cls.__slots__[0])
         assert getattr(a, cls.__slots__[0]) == args[0]
     with pytest.raises(AttributeError):
-        setattr(a, "not_a_field", 1)  # no __dict__: slots only
+        a.not_a_field = 1  # no __dict__: slots only
     with pytest.raises(TypeError):
         cls(*args, "one too many")
     for p in range(pickle.HIGHEST_PROTOCOL + 1):
