@@ -1,13 +1,13 @@
 """The events a :class:`~sessionview.core.tail.Follower` reports (re-exported by :mod:`sessionview.core.tail`): frozen
-values, as ``@dataclass(frozen=True, slots=True)`` would make them (:class:`~sessionview.core.frozen.Frozen`)."""
+values, as ``@dataclass(frozen=True, slots=True)`` would make them (:class:`~sessionview.core.values.Frozen`)."""
 
 from __future__ import annotations
 
 from itertools import pairwise
 
-from sessionview.core.frozen import Frozen
+from sessionview.core.values import Frozen
 
-_set = object.__setattr__  # the events are frozen (sessionview.core.frozen: no dataclass to build at import)
+_set = object.__setattr__  # the events are frozen (sessionview.core.values: no dataclass to build at import)
 
 
 class Appended(Frozen):

@@ -18,9 +18,9 @@ import re
 from typing import Any
 
 from sessionview.core.doc.model import Kind, ToolCall, ToolResult, View
-from sessionview.core.frozen import Frozen
+from sessionview.core.values import Frozen
 
-_set = object.__setattr__  # the values below are frozen (sessionview.core.frozen: no dataclass to build at import)
+_set = object.__setattr__  # the values below are frozen (sessionview.core.values: no dataclass to build at import)
 
 DIFF_CAP = 200_000  # characters of old + new text above which no difflib diff is computed (all -, then all +)
 LINES_CAP = 5000  # lines a rendering holds at most (the rest is counted)

@@ -1,13 +1,15 @@
-"""Frozen value classes that cost nothing to define: what ``@dataclass(frozen=True, slots=True)`` gives a class,
-for classes that spell out their ``__slots__`` (the fields, in order) and ``__init__``.
+"""Value classes that cost nothing to define: what ``@dataclass(slots=True, unsafe_hash=True)`` (:class:`Value`) and
+``@dataclass(frozen=True, slots=True)`` (:class:`Frozen`) give a class, for classes that spell out their
+``__slots__`` (the fields, in order) and ``__init__``.
 
 ``dataclass`` writes the source of each method and compiles it when the class is defined: 0.5–1.5 ms per
-class, paid by every start of the app for the classes its first screen imports. A subclass of
-:class:`Frozen` gets the same behaviour from methods defined once here: equality with an instance of
-the same class only (the fields as a tuple), the hash of that tuple, the repr ``Name(field=value, ...)``,
-``FrozenInstanceError`` on assignment and deletion, and pickling and copying. ``__init__`` sets the
-fields with ``object.__setattr__``, as a frozen dataclass's does. (No ``dataclasses.fields``/``replace``
-for these: use a dataclass where code needs them.)
+class, paid by every start of the app for the classes its first screen imports. A subclass here gets the same
+behaviour from methods defined once: equality with an instance of the same class only (the fields as a
+tuple), the hash of that tuple, the repr ``Name(field=value, ...)``, ``__match_args__``; a :class:`Frozen`
+one also ``FrozenInstanceError`` on assignment and deletion, and pickling and copying through its fields.
+Its ``__init__`` sets the fields with ``object.__setattr__``, as a frozen dataclass's does. A field left out
+of equality and the hash (``field(compare=False)``) is named in ``_uncompared``. (No ``dataclasses.fields``
+or ``replace`` for these: code that needs them uses a dataclass.)
 """
 
 from __future__ import annotations
@@ -16,28 +18,32 @@ from dataclasses import FrozenInstanceError
 from operator import attrgetter
 from typing import Any, Callable, ClassVar
 
-__all__ = ["Frozen", "FrozenInstanceError"]
+__all__ = ["Frozen", "FrozenInstanceError", "Value"]
 
 
 def _none(obj: object) -> tuple:
     return ()
 
 
-class Frozen:
+def _key_of(names: tuple[str, ...]) -> Callable[[Any], tuple]:
+    if not names:
+        return _none
+    if len(names) == 1:
+        one = attrgetter(names[0])
+        return lambda obj: (one(obj),)
+    return attrgetter(*names)  # a tuple of the fields (read from the class: not a method)
+
+
+class Value:
     __slots__: tuple[str, ...] = ()
     _key: ClassVar[Callable[[Any], tuple]] = _none
+    _uncompared: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         names: tuple[str, ...] = cls.__slots__
         cls.__match_args__ = tuple(names)  # type: ignore[misc,attr-defined]  # as a dataclass has it
-        if not names:
-            cls._key = _none
-        elif len(names) == 1:
-            one = attrgetter(names[0])
-            cls._key = lambda obj: (one(obj),)
-        else:
-            cls._key = attrgetter(*names)  # a tuple of the fields (read from the class: not a method)
+        cls._key = _key_of(tuple(n for n in names if n not in cls._uncompared))
 
     def __eq__(self, other: object) -> bool:
         cls = self.__class__
@@ -51,6 +57,10 @@ class Frozen:
     def __repr__(self) -> str:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
         return f"{self.__class__.__qualname__}({fields})"
+
+
+class Frozen(Value):
+    __slots__: tuple[str, ...] = ()
 
     def __setattr__(self, name: str, value: object) -> None:
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
