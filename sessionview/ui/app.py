@@ -107,7 +107,7 @@ class SessionViewApp(App[int]):
         if not self._one_session():
             return super().get_default_screen()
         from sessionview.ui.screens.session import SessionScreen
-        from sessionview.ui.widgets.first_frame import draw_first_frame_once
+        from sessionview.ui.widgets.first_frame import draw_first_frame_once, resume_without_restyle
 
         screen = SessionScreen(
             self.path,
@@ -118,7 +118,7 @@ class SessionViewApp(App[int]):
             poll_interval=self.poll_interval,
             read_only=self.read_only,
         )
-        return draw_first_frame_once(screen)  # mounted inside Textual's mount batch
+        return resume_without_restyle(draw_first_frame_once(screen))  # mounted inside Textual's mount batch
 
     def on_mount(self) -> None:
         # the collector held until the first frame (sessionview.ui.startup); at the latest after COLLECTOR_WAIT
