@@ -83,6 +83,7 @@ class SessionViewApp(App[int]):
         #: (replaceable, e.g. by tests or an embedding that has another way to edit text)
         self.external_editor: Callable[[str], str] = partial(_external_edit, self)
         self._after_frame: list[Callable[[], object]] = []
+        self._session_made = False  # the single session's screen, Textual's default screen (get_default_screen)
 
     def call_after_frame(self, callback: Callable[[], object]) -> None:
         """Run ``callback`` after the next whole frame is written to the terminal. Unlike
@@ -103,9 +104,11 @@ class SessionViewApp(App[int]):
 
     def get_default_screen(self) -> Screen:
         """One local session: its screen is the first on the stack, not pushed over Textual's empty default
-        screen (which would be mounted, styled, laid out and resumed first, all for nothing)."""
-        if not self._one_session():
+        screen (which would be mounted, styled, laid out and resumed first, all for nothing). Once: another
+        mode's first screen would be Textual's."""
+        if not self._one_session() or self._session_made:
             return super().get_default_screen()
+        self._session_made = True
         from sessionview.ui.screens.session import SessionScreen
         from sessionview.ui.widgets.first_frame import draw_first_frame_once, resume_without_restyle
 
