@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Callable
 
 from textual import events
+from textual.message import Message
 from textual.screen import Screen
 from textual.widget import Widget
 
@@ -79,12 +80,12 @@ def resume_without_restyle(screen: Screen) -> Screen:
     style the screen as Textual does."""
     post = screen.post_message
 
-    def post_message(message: object) -> bool:
+    def post_message(message: Message) -> bool:
         if isinstance(message, events.ScreenResume):
             del screen.__dict__["post_message"]  # once
             if message.refresh_styles:
                 message = events.ScreenResume(refresh_styles=False)
-        return post(message)  # type: ignore[arg-type]
+        return post(message)
 
     screen.__dict__["post_message"] = post_message  # an instance attribute: it shadows the method
     return screen
