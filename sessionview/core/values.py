@@ -43,9 +43,21 @@ class Value:
         super().__init_subclass__(**kwargs)
         names: tuple[str, ...] = cls.__slots__
         cls.__match_args__ = tuple(names)  # type: ignore[misc,attr-defined]  # as a dataclass has it
-        cls._key = _key_of(tuple(n for n in names if n not in cls._uncompared))
+        key = cls._key = _key_of(tuple(n for n in names if n not in cls._uncompared))
 
-    def __eq__(self, other: object) -> bool:
+        # equality and the hash of each class, with its key at hand (no lookup through the class per call)
+        def __eq__(self: Any, other: object) -> bool:
+            if other.__class__ is self.__class__:
+                return key(self) == key(other)
+            return NotImplemented
+
+        def __hash__(self: Any) -> int:
+            return hash(key(self))
+
+        cls.__eq__ = __eq__  # type: ignore[method-assign]
+        cls.__hash__ = __hash__  # type: ignore[method-assign]
+
+    def __eq__(self, other: object) -> bool:  # (each subclass has its own, made above)
         cls = self.__class__
         if other.__class__ is cls:
             return cls._key(self) == cls._key(other)
