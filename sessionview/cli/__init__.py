@@ -73,6 +73,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             routed = route(args, argv)
             if routed is not None:
                 return routed
+        if parser is None:  # the app: no cyclic garbage collection until its first frame (sessionview.ui.startup)
+            from sessionview.ui.startup import hold_collector
+
+            hold_collector()
         return int(args.func(args) or 0)
     except CliError as exc:
         err(str(exc))
@@ -97,6 +101,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         err(f"internal error: {type(exc).__name__}: {exc} (set SESSIONVIEW_DEBUG=1 for a traceback)")
         return 2
+    finally:
+        if parser is None:
+            from sessionview.ui.startup import release_collector
+
+            release_collector()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -15,6 +15,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from sessionview.core.text import escape_control
+from sessionview.ui.startup import release_collector
 
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -25,6 +26,9 @@ try:  # what a whole frame is: Textual's own class for it (any update, in a Text
     from textual._compositor import LayoutUpdate as _WHOLE_FRAME
 except ImportError:  # pragma: no cover
     _WHOLE_FRAME = object
+
+
+COLLECTOR_WAIT = 2.0  # seconds: the cyclic garbage collector runs again by then, with or without a first frame
 
 
 class SessionViewApp(App[int]):
@@ -79,6 +83,7 @@ class SessionViewApp(App[int]):
         #: (replaceable, e.g. by tests or an embedding that has another way to edit text)
         self.external_editor: Callable[[str], str] = partial(_external_edit, self)
         self._after_frame: list[Callable[[], object]] = []
+        self._session_made = False  # the single session's screen, Textual's default screen (get_default_screen)
 
     def call_after_frame(self, callback: Callable[[], object]) -> None:
         """Run ``callback`` after the next whole frame is written to the terminal. Unlike
@@ -94,7 +99,34 @@ class SessionViewApp(App[int]):
             for callback in waiting:
                 self.call_later(callback)
 
+    def _one_session(self) -> bool:
+        return self.remote is None and self.local and not os.path.isdir(self.path)
+
+    def get_default_screen(self) -> Screen:
+        """One local session: its screen is the first on the stack, not pushed over Textual's empty default
+        screen (which would be mounted, styled, laid out and resumed first, all for nothing). Once: another
+        mode's first screen would be Textual's."""
+        if not self._one_session() or self._session_made:
+            return super().get_default_screen()
+        self._session_made = True
+        from sessionview.ui.screens.session import SessionScreen
+        from sessionview.ui.widgets.first_frame import draw_first_frame_once, resume_without_restyle
+
+        screen = SessionScreen(
+            self.path,
+            display=self.display_path,
+            standalone=True,
+            prefetch=self.prefetch,
+            clock=self.clock,
+            poll_interval=self.poll_interval,
+            read_only=self.read_only,
+        )
+        return resume_without_restyle(draw_first_frame_once(screen))  # mounted inside Textual's mount batch
+
     def on_mount(self) -> None:
+        # the collector held until the first frame (sessionview.ui.startup); at the latest after COLLECTOR_WAIT
+        self.call_after_frame(release_collector)
+        self.set_timer(COLLECTOR_WAIT, release_collector)
         listing = self.remote is None and (not self.local or os.path.isdir(self.path))
         hosts: dict[str, str] = {}
         if listing:
@@ -119,20 +151,7 @@ class SessionViewApp(App[int]):
                     host_timeout=self.host_timeout,
                 )
             )
-        else:
-            from sessionview.ui.screens.session import SessionScreen
-            from sessionview.ui.widgets.first_frame import draw_first_frame_once
-
-            screen = SessionScreen(
-                self.path,
-                display=self.display_path,
-                standalone=True,
-                prefetch=self.prefetch,
-                clock=self.clock,
-                poll_interval=self.poll_interval,
-                read_only=self.read_only,
-            )
-            self.push_screen(draw_first_frame_once(screen))  # pushed inside Textual's mount batch
+        # else: one local session, the first screen itself (get_default_screen)
 
     def _apply_keymap(self) -> dict[str, str]:
         """The user's ``[keymap]`` (binding id = keys) from the config file, if there is one. Mistakes in
@@ -158,6 +177,7 @@ class SessionViewApp(App[int]):
         return dict(config.hosts)
 
     def on_unmount(self) -> None:
+        release_collector()
         if self.remote_hosts is not None:
             from sessionview.ui.fleet import close_hosts
 

@@ -118,3 +118,13 @@ async def test_the_first_frame_is_drawn_once_and_the_footer_comes_after_it(tmp_p
         footer = screen.query_one(SessionFooter)
         assert footer.parent is screen.query_one("#footer-space") and footer.region == footer.parent.region
         await wait_for(pilot, lambda: bool(footer.query(FooterKey)), what="the footer's keys")
+
+
+def test_the_footer_is_not_mounted_in_a_screen_that_is_gone():
+    """The app quit right after its first frame: the footer's row is no longer attached, and mounting in it
+    would raise Textual's MountError as the app exits."""
+    from textual.containers import Horizontal
+
+    from sessionview.ui.widgets.footer import mount_in
+
+    assert mount_in(Horizontal(id="footer-space")) is None

@@ -19,36 +19,48 @@ import os
 import stat
 import time
 from array import array
-from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Sequence
 
 from sessionview.core.doc import linescan
 from sessionview.core.doc.linescan import ParallelHash, SourceChanged, scan_newlines, scan_newlines_split
+from sessionview.core.values import Frozen
 
+_set = object.__setattr__  # lines and records are frozen (sessionview.core.values: no dataclass to build at import)
 BOM = b"\xef\xbb\xbf"
 
 
-@dataclass(frozen=True, slots=True)
-class Line:
+class Line(Frozen):
     """A record's bytes: ``raw`` without terminator, plus the terminator itself."""
 
+    __slots__ = ("raw", "terminator")
     raw: bytes
-    terminator: bytes = b"\n"
+    terminator: bytes
+
+    def __init__(self, raw: bytes, terminator: bytes = b"\n") -> None:
+        _set(self, "raw", raw)
+        _set(self, "terminator", terminator)
 
     @property
     def data(self) -> bytes:
         return self.raw + self.terminator
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
+class Record(Frozen):
     """One record of a document, as seen through a document version."""
 
+    __slots__ = ("number", "raw", "terminator", "start", "end")
     number: int  # 1-based position in this document
     raw: bytes
     terminator: bytes
     start: int | None  # byte offset of ``raw`` in the loaded source, None for a new record
     end: int | None  # byte offset just past the terminator in the loaded source
+
+    def __init__(self, number: int, raw: bytes, terminator: bytes, start: int | None, end: int | None) -> None:
+        _set(self, "number", number)
+        _set(self, "raw", raw)
+        _set(self, "terminator", terminator)
+        _set(self, "start", start)
+        _set(self, "end", end)
 
     @property
     def partial(self) -> bool:
@@ -185,17 +197,24 @@ def preader(fd: int) -> Callable[[int, int], bytes]:
     return read
 
 
-@dataclass(frozen=True, slots=True)
-class _Run:
+class _Run(Frozen):
     """Lines ``[first, first+count)`` of the source."""
 
+    __slots__ = ("first", "count")
     first: int
     count: int
 
+    def __init__(self, first: int, count: int) -> None:
+        _set(self, "first", first)
+        _set(self, "count", count)
 
-@dataclass(frozen=True, slots=True)
-class _New:
+
+class _New(Frozen):
+    __slots__ = ("lines",)
     lines: tuple[Line, ...]
+
+    def __init__(self, lines: tuple[Line, ...]) -> None:
+        _set(self, "lines", lines)
 
     @property
     def count(self) -> int:

@@ -10,6 +10,7 @@ from enum import Enum
 from typing import Any, Iterable, Iterator
 
 from sessionview.core.doc.branches import Branch
+from sessionview.core.values import Value
 
 
 class Kind(str, Enum):
@@ -20,36 +21,56 @@ class Kind(str, Enum):
     INVALID = "invalid"  # a record that could not be parsed (see ``problems``)
 
 
-# ToolCall, ToolResult and Problem are values (equal and hashed by their fields) but not frozen: a frozen
-# dataclass's ``__init__`` sets each field through ``object.__setattr__``, 4x the cost, and a pass over a big
-# session builds one per call and result. Nothing assigns to them after construction.
-@dataclass(slots=True, unsafe_hash=True)
-class ToolCall:
+# ToolCall, ToolResult and Problem are values (equal and hashed by their fields, as ``@dataclass(slots=True,
+# unsafe_hash=True)`` would make them: sessionview.core.values, no dataclass to build at import) but not frozen: a
+# frozen ``__init__`` sets each field through ``object.__setattr__``, 4x the cost, and a pass over a big session
+# builds one per call and result. Nothing assigns to them after construction.
+class ToolCall(Value):
+    __slots__ = ("id", "name", "arguments", "raw_arguments")
     id: str | None
     name: str
     arguments: Any  # a parsed object where possible
-    raw_arguments: str | None = None  # the original JSON string, for formats that store one
+    raw_arguments: str | None  # the original JSON string, for formats that store one
+
+    def __init__(self, id: str | None, name: str, arguments: Any, raw_arguments: str | None = None) -> None:
+        self.id = id
+        self.name = name
+        self.arguments = arguments
+        self.raw_arguments = raw_arguments
 
 
-@dataclass(slots=True, unsafe_hash=True)
-class ToolResult:
+class ToolResult(Value):
+    __slots__ = ("call_id", "content", "is_error", "name")
     call_id: str | None
     content: str
-    is_error: bool | None = None
-    name: str | None = None  # the tool's name where the format records it on the result
+    is_error: bool | None
+    name: str | None  # the tool's name where the format records it on the result
+
+    def __init__(self, call_id: str | None, content: str, is_error: bool | None = None, name: str | None = None) -> None:
+        self.call_id = call_id
+        self.content = content
+        self.is_error = is_error
+        self.name = name
 
 
-@dataclass(slots=True, unsafe_hash=True)
-class Problem:
+class Problem(Value):
     """Something wrong with a record. ``kind`` is a stable plain-words name used by ``check``."""
 
+    __slots__ = ("kind", "message", "number", "ids", "severity")
     kind: str  # "invalid JSON", "not UTF-8", "oversized", "too deep", "duplicate keys", "partial",
     #            "schema warning", "digest mismatch", "dangling tool call", "orphan tool result",
     #            "duplicate tool call id", "user message before tool result"
     message: str
-    number: int | None = None  # the record number (#N) it concerns
-    ids: tuple[str, ...] = ()
-    severity: str = "error"  # "error" or "warning"
+    number: int | None  # the record number (#N) it concerns
+    ids: tuple[str, ...]
+    severity: str  # "error" or "warning"
+
+    def __init__(self, kind: str, message: str, number: int | None = None, ids: tuple[str, ...] = (), severity: str = "error") -> None:
+        self.kind = kind
+        self.message = message
+        self.number = number
+        self.ids = ids
+        self.severity = severity
 
 
 @dataclass(slots=True)

@@ -86,7 +86,13 @@ def detect(values: Iterable[Any]) -> Adapter:
     Only the first :data:`SAMPLE` values are taken from ``values`` (which may be a lazy iterator).
     """
     sample = list(itertools.islice(values, SAMPLE))
-    for _, mod, cls in _REGISTRY[:-1]:
+    if _only_brute_keys(sample):  # every rule before Brute's says no: Brute's decides, and only it is imported
+        return _first_match(sample, _REGISTRY[-2:-1])
+    return _first_match(sample, _REGISTRY[:-1])
+
+
+def _first_match(sample: list[Any], rules: Iterable[tuple[str, str, str]]) -> Adapter:
+    for _, mod, cls in rules:
         adapter = _load(mod, cls)
         try:
             if adapter.detect(sample):
@@ -94,6 +100,28 @@ def detect(values: Iterable[Any]) -> Adapter:
         except Exception:  # detection must never raise on hostile input
             continue
     return _load("generic", "GenericAdapter")()
+
+
+_BRUTE_KEYS = frozenset(("role", "content", "tool_calls", "tool_call_id", "reasoning"))  # brute_message.KEYS
+
+
+def _only_brute_keys(sample: list[Any]) -> bool:
+    """Whether ``sample`` holds only messages of Brute's keys, none with a block list for content or an OpenAI
+    ``function`` call. Each rule before Brute's then says no (``tests/core/test_formats_sniff.py`` checks it
+    against the rules themselves): Codex, Claude Code, pi and Gemini CLI need keys Brute has not (``type``,
+    ``payload``, ``sessionId``...), LittleGhost ``metadata``, OpenAI a ``function`` call or another signal
+    Brute's keys do not carry, Anthropic a block list."""
+    if not sample:
+        return False
+    for v in sample:
+        if not isinstance(v, dict) or "role" not in v or not _BRUTE_KEYS.issuperset(v) or isinstance(v.get("content"), list):
+            return False
+        calls = v.get("tool_calls")
+        if isinstance(calls, list):
+            for c in calls:
+                if isinstance(c, dict) and isinstance(c.get("function"), dict):
+                    return False
+    return True
 
 
 def head_values(head: bytes) -> Iterator[Any]:

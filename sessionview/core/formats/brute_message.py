@@ -21,9 +21,11 @@ the whole session load in Brute, is found. :meth:`Message.to_h` is what Brute wr
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
+from sessionview.core.values import Frozen
+
+_set = object.__setattr__  # the message model is frozen (sessionview.core.values: no dataclass to build at import)
 KEYS = ("role", "content", "tool_calls", "tool_call_id", "reasoning")
 TOOL_CALL_KEYS = ("id", "name", "arguments")
 REASONING_KEYS = ("text", "signature", "format", "blocks")
@@ -181,33 +183,49 @@ def _empty(v: Any) -> bool:
 # -- the model --------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCall:
+class ToolCall(Frozen):
+    __slots__ = ("id", "name", "arguments")
     id: Any
     name: str
     arguments: dict[str, Any]
+
+    def __init__(self, id: Any, name: str, arguments: dict[str, Any]) -> None:
+        _set(self, "id", id)
+        _set(self, "name", name)
+        _set(self, "arguments", arguments)
 
     def to_h(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "arguments": self.arguments}
 
 
-@dataclass(frozen=True, slots=True)
-class Block:
-    type: str = "text"
-    text: Any = None
-    signature: Any = None
-    format: Any = None
-    id: Any = None
-    index: Any = None
+class Block(Frozen):
+    __slots__ = ("type", "text", "signature", "format", "id", "index")
+    type: str
+    text: Any
+    signature: Any
+    format: Any
+    id: Any
+    index: Any
+
+    def __init__(self, type: str = "text", text: Any = None, signature: Any = None, format: Any = None, id: Any = None, index: Any = None) -> None:
+        _set(self, "type", type)
+        _set(self, "text", text)
+        _set(self, "signature", signature)
+        _set(self, "format", format)
+        _set(self, "id", id)
+        _set(self, "index", index)
 
     def to_h(self) -> dict[str, Any]:
         out = {"type": self.type, "text": self.text, "signature": self.signature, "format": self.format, "id": self.id, "index": self.index}
         return {k: v for k, v in out.items() if v is not None}
 
 
-@dataclass(frozen=True, slots=True)
-class Reasoning:
+class Reasoning(Frozen):
+    __slots__ = ("blocks",)
     blocks: tuple[Block, ...]
+
+    def __init__(self, blocks: tuple[Block, ...]) -> None:
+        _set(self, "blocks", blocks)
 
     def to_h(self) -> dict[str, Any]:
         return {"blocks": [b.to_h() for b in self.blocks]}
@@ -217,15 +235,32 @@ class Reasoning:
         return "\n".join(b.text for b in self.blocks if isinstance(b.text, str))
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
+class Message(Frozen):
+    __slots__ = ("role", "content", "tool_calls", "tool_call_id", "reasoning", "notes")
+    _uncompared = ("notes",)  # as field(compare=False): not in equality or the hash
     role: str
-    content: Any = None
-    tool_calls: tuple[ToolCall, ...] | None = None
-    tool_call_id: Any = None
-    reasoning: Reasoning | None = None
+    content: Any
+    tool_calls: tuple[ToolCall, ...] | None
+    tool_call_id: Any
+    reasoning: Reasoning | None
     #: what loading changed that a person may not expect (reasoning dropped, fields ignored...)
-    notes: tuple[str, ...] = field(default=(), compare=False)
+    notes: tuple[str, ...]
+
+    def __init__(
+        self,
+        role: str,
+        content: Any = None,
+        tool_calls: tuple[ToolCall, ...] | None = None,
+        tool_call_id: Any = None,
+        reasoning: Reasoning | None = None,
+        notes: tuple[str, ...] = (),
+    ) -> None:
+        _set(self, "role", role)
+        _set(self, "content", content)
+        _set(self, "tool_calls", tool_calls)
+        _set(self, "tool_call_id", tool_call_id)
+        _set(self, "reasoning", reasoning)
+        _set(self, "notes", notes)
 
     @classmethod
     def from_h(cls, h: Any, *, exact: bool = True) -> "Message":

@@ -4,7 +4,7 @@
 format (Brute ``shell``/``write``/``patch``/``read``, Claude Code ``Bash``/``Write``/``Edit``/``MultiEdit``/
 ``Read``/``TodoWrite``, Codex ``shell``/``exec_command``/``apply_patch``/``update_plan``, pi ``bash``/``write``/
 ``edit``/``read``, Gemini CLI ``run_shell_command``/``write_file``/``replace``/``read_file``...). The results are
-plain data (strings, small dataclasses); drawing them is the UI's job. :func:`result_info` reads a result:
+plain data (strings, small frozen values); drawing them is the UI's job. :func:`result_info` reads a result:
 its exit code, whether it failed, and its text without the wrapper a harness put around an error.
 
 Nothing here escapes text: the caller escapes what it prints (:func:`sessionview.core.text.escape_control`).
@@ -15,71 +15,113 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from sessionview.core.doc.model import Kind, ToolCall, ToolResult, View
+from sessionview.core.values import Frozen
+
+_set = object.__setattr__  # the values below are frozen (sessionview.core.values: no dataclass to build at import)
 
 DIFF_CAP = 200_000  # characters of old + new text above which no difflib diff is computed (all -, then all +)
 LINES_CAP = 5000  # lines a rendering holds at most (the rest is counted)
 
 
-@dataclass(frozen=True, slots=True)
-class DiffLine:
+class DiffLine(Frozen):
+    __slots__ = ("kind", "text")
     kind: str  # "file" (a path header), "hunk" (@@), "add", "del", "ctx", "note"
     text: str
 
+    def __init__(self, kind: str, text: str) -> None:
+        _set(self, "kind", kind)
+        _set(self, "text", text)
 
-@dataclass(frozen=True, slots=True)
-class CommandCall:
+
+class CommandCall(Frozen):
+    __slots__ = ("command", "cwd", "description")
     command: str  # the script, as a person would type it
-    cwd: str | None = None
-    description: str | None = None
+    cwd: str | None
+    description: str | None
+
+    def __init__(self, command: str, cwd: str | None = None, description: str | None = None) -> None:
+        _set(self, "command", command)
+        _set(self, "cwd", cwd)
+        _set(self, "description", description)
 
 
-@dataclass(frozen=True, slots=True)
-class FileWrite:
+class FileWrite(Frozen):
+    __slots__ = ("path", "content")
     path: str
     content: str
 
+    def __init__(self, path: str, content: str) -> None:
+        _set(self, "path", path)
+        _set(self, "content", content)
 
-@dataclass(frozen=True, slots=True)
-class FileEdit:
+
+class FileEdit(Frozen):
+    __slots__ = ("path", "diff", "added", "removed")
     path: str  # "" when a patch names several files (each has its own "file" line)
     diff: tuple[DiffLine, ...]
     added: int
     removed: int
 
+    def __init__(self, path: str, diff: tuple[DiffLine, ...], added: int, removed: int) -> None:
+        _set(self, "path", path)
+        _set(self, "diff", diff)
+        _set(self, "added", added)
+        _set(self, "removed", removed)
 
-@dataclass(frozen=True, slots=True)
-class FileRead:
+
+class FileRead(Frozen):
+    __slots__ = ("path", "start", "limit")
     path: str
-    start: int | None = None  # the first line asked for (1-based), where the call says
-    limit: int | None = None
+    start: int | None  # the first line asked for (1-based), where the call says
+    limit: int | None
+
+    def __init__(self, path: str, start: int | None = None, limit: int | None = None) -> None:
+        _set(self, "path", path)
+        _set(self, "start", start)
+        _set(self, "limit", limit)
 
 
-@dataclass(frozen=True, slots=True)
-class TodoItem:
+class TodoItem(Frozen):
+    __slots__ = ("status", "text")
     status: str  # "pending", "in_progress", "completed", "cancelled" or the format's own word
     text: str
 
+    def __init__(self, status: str, text: str) -> None:
+        _set(self, "status", status)
+        _set(self, "text", text)
 
-@dataclass(frozen=True, slots=True)
-class Todo:
+
+class Todo(Frozen):
+    __slots__ = ("items",)
     items: tuple[TodoItem, ...]
 
+    def __init__(self, items: tuple[TodoItem, ...]) -> None:
+        _set(self, "items", items)
 
-@dataclass(frozen=True, slots=True)
-class JsonLine:
+
+class JsonLine(Frozen):
+    __slots__ = ("indent", "text", "block")
     indent: int
     text: str
-    block: bool = False  # a line of a multi-line string, shown as text (no quotes, no escapes)
+    block: bool  # a line of a multi-line string, shown as text (no quotes, no escapes)
+
+    def __init__(self, indent: int, text: str, block: bool = False) -> None:
+        _set(self, "indent", indent)
+        _set(self, "text", text)
+        _set(self, "block", block)
 
 
-@dataclass(frozen=True, slots=True)
-class Generic:
+class Generic(Frozen):
+    __slots__ = ("lines", "more")
     lines: tuple[JsonLine, ...]
-    more: int = 0  # lines left out (over LINES_CAP)
+    more: int  # lines left out (over LINES_CAP)
+
+    def __init__(self, lines: tuple[JsonLine, ...], more: int = 0) -> None:
+        _set(self, "lines", lines)
+        _set(self, "more", more)
 
 
 Rendering = CommandCall | FileWrite | FileEdit | FileRead | Todo | Generic
@@ -318,11 +360,16 @@ def _walk(value: Any, indent: int, prefix: str, comma: str, out: list[JsonLine],
 # -- results -----------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class ResultInfo:
+class ResultInfo(Frozen):
+    __slots__ = ("text", "error", "exit_code")
     text: str  # what to show: the content without an error wrapper or an exit-code trailer
     error: bool
-    exit_code: int | None = None
+    exit_code: int | None
+
+    def __init__(self, text: str, error: bool, exit_code: int | None = None) -> None:
+        _set(self, "text", text)
+        _set(self, "error", error)
+        _set(self, "exit_code", exit_code)
 
 
 _WRAPPER = re.compile(r"^\s*<(tool_use_error|error)>(.*)</\1>\s*$", re.S)
@@ -373,11 +420,16 @@ def is_housekeeping(view: View) -> bool:
 _NUMBERED = re.compile(r"^\s*(\d+)(?:\t|\u2192|: |\| )(.*)$")
 
 
-@dataclass(frozen=True, slots=True)
-class Numbered:
+class Numbered(Frozen):
+    __slots__ = ("first", "lines", "rest")
     first: int  # the number of lines[0]
     lines: list[str]  # the lines, without the numbers a tool put in front
     rest: list[str]  # what follows the numbered lines (a note such as "(Showing lines 1-40 of 90 …)")
+
+    def __init__(self, first: int, lines: list[str], rest: list[str]) -> None:
+        _set(self, "first", first)
+        _set(self, "lines", lines)
+        _set(self, "rest", rest)
 
 
 def numbered_lines(text: str, start: int | None = None) -> Numbered:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+from textual import events
+from textual.message import Message
 from textual.screen import Screen
 from textual.widget import Widget
 
@@ -67,4 +69,23 @@ def draw_first_frame_once(screen: Screen) -> Screen:
         refresh()
 
     screen.__dict__["_compositor_refresh"] = compositor_refresh  # an instance attribute: it shadows the method
+    return screen
+
+
+def resume_without_restyle(screen: Screen) -> Screen:
+    """``screen``, the app's first (default) screen, not styled again as it is first resumed. Textual styles each
+    widget as it mounts it, and again when the screen is resumed (every widget of it: 5–10 ms for the session
+    screen, most of it the transcript's 30 component classes), although nothing changed in between that did
+    not restyle its widget itself (a class, a pseudo-class such as focus). Later resumes (after a dialog)
+    style the screen as Textual does."""
+    post = screen.post_message
+
+    def post_message(message: Message) -> bool:
+        if isinstance(message, events.ScreenResume):
+            del screen.__dict__["post_message"]  # once
+            if message.refresh_styles:
+                message = events.ScreenResume(refresh_styles=False)
+        return post(message)
+
+    screen.__dict__["post_message"] = post_message  # an instance attribute: it shadows the method
     return screen

@@ -71,10 +71,13 @@ class SessionFooter(Footer):
             await self.recompose()
 
 
-def mount_in(space: Widget) -> SessionFooter:
+def mount_in(space: Widget) -> SessionFooter | None:
     """Mount the session screen's footer, with its keys, in ``space``, the row that held its place in the first
     frame (Textual's footer, its style sheet and its keys are not needed before the first frame). Inside it, not
-    instead of it: no frame in between shows the row without either."""
+    instead of it: no frame in between shows the row without either. None when the screen is gone already (the
+    app quit right after its first frame)."""
+    if not space.is_attached:
+        return None
     footer = SessionFooter(compact=True, held=False)
     space.mount(footer)
     return footer

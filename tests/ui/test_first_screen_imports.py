@@ -1,0 +1,90 @@
+"""What the first screen of ``sessionview FILE`` costs stays what it is: the modules it imports before its first
+frame (none of editing, saving, searching, indexing, Markdown, the footer, the configuration or another
+format's adapter), the session screen as Textual's first screen (no empty default screen under it), and the
+cyclic garbage collector held until that frame and running again after it. A subprocess each: ``sys.modules``
+of a fresh interpreter."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+#: never imported before the first frame of a Brute session (prefixes of module names)
+NOT_BEFORE_THE_FIRST_FRAME = (
+    "sessionview.core.edit", "sessionview.core.ops", "sessionview.core.store.save", "sessionview.core.store.backups",
+    "sessionview.core.index", "sessionview.core.config", "sessionview.core.export",
+    "sessionview.ui.controllers.editing", "sessionview.ui.controllers.writer", "sessionview.ui.controllers.search",
+    "sessionview.ui.controllers.indexing", "sessionview.ui.dialogs", "sessionview.ui.widgets.footer",
+    "sessionview.ui.widgets.detail", "sessionview.ui.widgets.prompt", "sessionview.ui.commands", "sessionview.ui.keymap",
+    "sessionview.ui.screens.browser", "sessionview.editor",
+    # (Gemini CLI's, OpenAI's and LittleGhost's are imported by the JSON document and store readers: core.jsondoc,
+    # core.littleghost)
+    "sessionview.core.formats.codex", "sessionview.core.formats.claude_code", "sessionview.core.formats.pi",
+    "sessionview.core.formats.anthropic",
+    "markdown_it", "pygments", "textual.widgets._markdown", "textual.widgets._footer", "tomllib",
+)
+
+PROBE = textwrap.dedent(
+    """
+    import asyncio, gc, json, sys
+    from sessionview.ui.startup import hold_collector
+    hold_collector()  # as `sessionview FILE` does (sessionview.cli)
+    from sessionview.ui.app import SessionViewApp
+
+    async def main():
+        app = SessionViewApp(sys.argv[1])
+        seen = {}
+
+        def first_frame():
+            seen["modules"] = sorted(sys.modules)
+            seen["collector"] = gc.isenabled()
+            seen["stack"] = [type(s).__name__ for s in app.screen_stack]
+
+        app.call_after_frame(first_frame)  # before the app's own: it runs first
+        async with app.run_test(size=(120, 40)) as pilot:
+            for _ in range(200):
+                await pilot.pause(0.01)
+                if "modules" in seen and gc.isenabled():
+                    break
+            seen["collector_after"] = gc.isenabled()
+        print(json.dumps(seen))
+
+    asyncio.run(main())
+    """
+)
+
+
+def probe(path: Path) -> dict:
+    out = subprocess.run([sys.executable, "-c", PROBE, str(path)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def brute_session(tmp_path: Path) -> Path:
+    p = tmp_path / "s.jsonl"
+    lines = [
+        {"role": "user", "content": "list the files"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "shell", "arguments": {"command": "ls"}}]},
+        {"role": "tool", "content": "a.txt\nb.txt", "tool_call_id": "c1"},
+        {"role": "assistant", "content": "Two files: **a.txt** and `b.txt`."},
+    ]
+    p.write_text("".join(json.dumps(v) + "\n" for v in lines))
+    return p
+
+
+def test_the_first_frame_imports_only_what_it_draws(tmp_path: Path):
+    seen = probe(brute_session(tmp_path))
+    modules = seen["modules"]
+    early = [m for m in modules if any(m == n or m.startswith(n + ".") for n in NOT_BEFORE_THE_FIRST_FRAME)]
+    assert early == [], f"imported before the first frame: {early}"
+    assert "sessionview.core.formats.brute" in modules and "sessionview.ui.widgets.transcript" in modules  # it did draw
+
+
+def test_the_session_is_the_first_screen_and_the_collector_waits_for_its_frame(tmp_path: Path):
+    seen = probe(brute_session(tmp_path))
+    assert seen["stack"] == ["SessionScreen"]  # no empty default screen under it
+    assert seen["collector"] is False  # held until the first frame
+    assert seen["collector_after"] is True  # and running again after it
