@@ -24,3 +24,24 @@ def test_a_document_is_still_given_back(tmp_path):
     session = open_document_session(str(path))
     assert session is not None
     session.close()
+
+
+def test_a_closed_session_reads_nothing_even_when_its_descriptor_number_is_taken_again(tmp_path):
+    import pytest
+
+    from sessionview.core.session import open_session
+
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"role":"user","content":"mine"}\n')
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(b'{"role":"user","content":"SOMEONE ELSE"}\n')
+    session = open_session(str(path))
+    source = session.doc.source
+    assert source.read(0, 10) == b'{"role":"u'
+    session.close()
+    fd = os.open(other, os.O_RDONLY)  # most likely the number the session had
+    try:
+        with pytest.raises(ValueError, match="closed"):
+            source.read(0, 10)
+    finally:
+        os.close(fd)

@@ -22,7 +22,7 @@ from array import array
 from typing import Callable, Iterable, Iterator, Sequence
 
 from sessionview.core.doc import linescan
-from sessionview.core.doc.linescan import ParallelHash, SourceChanged, scan_newlines, scan_newlines_split
+from sessionview.core.doc.linescan import ParallelHash, SourceChanged, closed_reader, scan_newlines, scan_newlines_split
 from sessionview.core.values import Frozen
 
 _set = object.__setattr__  # lines and records are frozen (sessionview.core.values: no dataclass to build at import)
@@ -421,6 +421,7 @@ class Document:
     def close(self) -> None:
         fd = self._fd
         if fd is not None:
+            self.source._read = closed_reader  # not the number: once closed it may name another file
             os.close(fd)
             self._fd = None
 

@@ -25,6 +25,11 @@ class SourceChanged(OSError):
     """The file shrank or changed underneath a reader."""
 
 
+def closed_reader(offset: int, size: int) -> bytes:
+    """The reader of a closed document's source: its descriptor's number may name another file by now."""
+    raise ValueError("read of a closed session's file")
+
+
 class ParallelHash:
     """SHA-256 fed from a second thread: hashlib releases the GIL, so hashing overlaps the newline scan.
 
