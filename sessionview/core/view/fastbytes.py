@@ -13,7 +13,8 @@ indenting by marking each newline that precedes a newline with a byte escaped te
 and three replaces instead of the paragraph split (the same time: the two-byte search is what costs); one
 replace then a fix of the empty lines (13% slower); a regex for the controls instead of ``translate`` (3x
 slower); the child's blocks written by ``pwritev`` of their pieces instead of joined (1-2% more CPU);
-``gc.disable()`` next to ``gc.freeze()`` (1.4% more instructions).
+``gc.disable()`` next to ``gc.freeze()`` (1.4% more instructions); orjson's output of arguments checked for DEL
+alone (JSON escapes C0), 0.2% fewer instructions: most of ``translate``'s share is the text's own scan.
 """
 
 from __future__ import annotations
