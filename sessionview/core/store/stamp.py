@@ -19,13 +19,13 @@ import sys
 import threading
 import time
 import weakref
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Union
 
 from sessionview.core.doc.linescan import SourceChanged
 from sessionview.core.errors import Conflict
 from sessionview.core.store.fsio import O_CLOEXEC, O_NONBLOCK, read_range, stat_key
 from sessionview.core.store.proof import TRUSTED, fs_type, settled, trusts_ctime
+from sessionview.core.values import Frozen
 
 if TYPE_CHECKING:
     from sessionview.core.doc.document import Document, Source
@@ -298,10 +298,11 @@ def deferred(doc: Document) -> bool:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class LoadStamp:
+class LoadStamp(Frozen):
     """What was loaded: enough to tell later whether the file on disk is still that file."""
 
+    __slots__ = ("path", "real_path", "dev", "ino", "size", "mtime_ns", "digest", "ctime_ns", "settled")
+    _uncompared = ("ctime_ns", "settled")
     path: str  # as given
     real_path: str
     dev: int
@@ -312,8 +313,13 @@ class LoadStamp:
     digest: Union[str, Digest]
     #: the ctime of the stat taken before the bytes were read, and whether it was settled then
     #: (:func:`sessionview.core.store.proof.settled`): a save may then prove the file unchanged by its stat alone
-    ctime_ns: int = field(default=0, compare=False)
-    settled: bool = field(default=False, compare=False)
+    ctime_ns: int
+    settled: bool
+
+    def __init__(self, path: str, real_path: str, dev: int, ino: int, size: int, mtime_ns: int, digest: Union[str, Digest],
+                 ctime_ns: int = 0, settled: bool = False) -> None:
+        for name, value in zip(self.__slots__, (path, real_path, dev, ino, size, mtime_ns, digest, ctime_ns, settled), strict=True):
+            object.__setattr__(self, name, value)
 
     @property
     def sha256(self) -> str:
