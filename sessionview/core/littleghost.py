@@ -17,7 +17,6 @@ says why not otherwise. :func:`serialize_document` writes a document exactly as 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -73,12 +72,14 @@ def looks_like_store_document(path: str | os.PathLike[str]) -> bool:
 def actor_digest(actor_id: str | None) -> str:
     """The ``actor_digest`` LittleGhost stores for ``actor_id``: sha256 of ``JSON.generate([nil?, id])``."""
     payload = [actor_id is None, None if actor_id is None else str(actor_id)]
+    import hashlib  # (not at import: OpenSSL's, ~4 ms, not before the first screen)
     return hashlib.sha256(rubyjson.generate(payload)).hexdigest()
 
 
 def store_file_name(session_id: str) -> str:
     """The file name LittleGhost's Filesystem store uses for session ``session_id``."""
     key = b"little_ghost/filesystem_session/v1\0" + str(session_id).encode("utf-8")
+    import hashlib  # (not at import: OpenSSL's, ~4 ms, not before the first screen)
     return hashlib.sha256(key).hexdigest() + ".json"
 
 
@@ -88,6 +89,7 @@ def compute_digest(document: dict[str, Any]) -> str:
     Raises :class:`rubyjson.RubyJSONError` when Ruby's bytes cannot be known (or Ruby would refuse).
     """
     body = {k: v for k, v in document.items() if k != "digest"}
+    import hashlib  # (not at import: OpenSSL's, ~4 ms, not before the first screen)
     return hashlib.sha256(rubyjson.generate(body)).hexdigest()
 
 
@@ -107,6 +109,7 @@ def serialize_document(doc: dict[str, Any]) -> bytes:
     if extra:
         raise ValueError(f"LittleGhost never writes the key(s) {', '.join(map(repr, extra))}")
     body = {"version": doc["version"], "actor_digest": doc["actor_digest"], "snapshot": doc["snapshot"]}
+    import hashlib  # (not at import: OpenSSL's, ~4 ms, not before the first screen)
     digest = hashlib.sha256(rubyjson.generate(body)).hexdigest()
     return rubyjson.generate({**body, "digest": digest})
 

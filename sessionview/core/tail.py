@@ -35,12 +35,11 @@ This module is pure: stdlib only, no threads. The caller decides how often to po
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import stat
 import time
-from typing import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from sessionview.core.doc.document import open_regular, preader
 from sessionview.core.fileaccess import FileAccess, OpenFile
@@ -54,6 +53,9 @@ from sessionview.core.tail_events import (  # the events are part of this module
     Replaced,
     Truncated,
 )
+
+if TYPE_CHECKING:
+    import hashlib
 
 DEFAULT_VERIFY_LIMIT = 1 << 20  # keep the whole reported prefix up to this size
 DEFAULT_WINDOW = 64 * 1024  # beyond that, compare its first and last bytes
@@ -72,6 +74,8 @@ MARKER_REACH = 64  # the needle starts at most this many bytes into a marker lin
 
 
 def line_digest(line: bytes) -> bytes:
+    import hashlib  # (not at import: OpenSSL's, ~4 ms, not before the first screen)
+
     return hashlib.blake2b(line, digest_size=16).digest()
 
 
@@ -152,6 +156,8 @@ class Follower:
     def _reset(self, offset: int = 0) -> None:
         self.offset = offset  # just past the last reported complete line
         self._scanned = offset  # bytes searched for a newline
+        import hashlib
+
         self._shown = bytearray()
         self._head = b""
         self._tail = b""
@@ -344,6 +350,8 @@ class Follower:
         if read(0, len(self._head)) != self._head or read(n - len(self._tail), len(self._tail)) != self._tail:
             return False
         if self._hash is not None:
+            import hashlib
+
             h = hashlib.sha256()
             for pos in range(0, n, CHUNK):
                 h.update(read(pos, min(CHUNK, n - pos)))

@@ -12,12 +12,13 @@ import pickle
 import pytest
 
 from sessionview.core import tail_events
-from sessionview.core.doc import document, model
+from sessionview.core.doc import branches, document, model, parse
 from sessionview.core.formats import brute_message
+from sessionview.core.store import stamp
 from sessionview.core.values import Frozen, Value
-from sessionview.core.view import tools
+from sessionview.core.view import tools, usage
 
-MODULES = (tail_events, tools, document, model, brute_message)
+MODULES = (tail_events, tools, document, model, brute_message, branches, parse, usage, stamp)
 CLASSES = [c for m in MODULES for c in vars(m).values()
            if inspect.isclass(c) and issubclass(c, Value) and c.__module__ == m.__name__]
 
@@ -44,7 +45,7 @@ def sample(cls: type, shift: int = 0) -> list:
 def test_the_modules_hold_the_classes():
     names = {c.__name__ for c in CLASSES}
     assert {"Appended", "Pending", "Deleted", "DiffLine", "ResultInfo", "Numbered", "Line", "Record", "ToolCall", "Problem",
-            "Message", "Block"} <= names
+            "Message", "Block", "Branch", "Parsed", "Usage", "LoadStamp"} <= names
     assert not [c for c in CLASSES if dataclasses.is_dataclass(c)]
     assert dataclasses.is_dataclass(model.View)  # dataclasses.replace and fields() are used on it
 

@@ -1,7 +1,8 @@
 """What the first screen of ``sessionview FILE`` costs stays what it is: the modules it imports before its first
 frame (none of editing, saving, searching, indexing, Markdown, the footer, the configuration or another
-format's adapter), the session screen as Textual's first screen (no empty default screen under it), and the
-cyclic garbage collector held until that frame and running again after it. A subprocess each: ``sys.modules``
+format's adapter), the session screen as Textual's first screen (no empty default screen under it), the
+transcript styled once (its focus redraws it), and the cyclic garbage collector held until that frame and
+running again after it. A subprocess each: ``sys.modules``
 of a fresh interpreter."""
 
 from __future__ import annotations
@@ -11,6 +12,10 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+from sessionview.ui.app import SessionViewApp
+from sessionview.ui.widgets.transcript import FOCUSED_CURSOR, TranscriptView
+from uihelpers import wait_for
 
 #: never imported before the first frame of a Brute session (prefixes of module names)
 NOT_BEFORE_THE_FIRST_FRAME = (
@@ -33,6 +38,11 @@ PROBE = textwrap.dedent(
     from sessionview.ui.startup import hold_collector
     hold_collector()  # as `sessionview FILE` does (sessionview.cli)
     from sessionview.ui.app import SessionViewApp
+    from sessionview.ui.widgets.transcript import TranscriptView
+
+    styled = []
+    restyle = TranscriptView.notify_style_update
+    TranscriptView.notify_style_update = lambda self: (styled.append(1), restyle(self))[1]
 
     async def main():
         app = SessionViewApp(sys.argv[1])
@@ -42,6 +52,7 @@ PROBE = textwrap.dedent(
             seen["modules"] = sorted(sys.modules)
             seen["collector"] = gc.isenabled()
             seen["stack"] = [type(s).__name__ for s in app.screen_stack]
+            seen["transcript_styled"] = len(styled)
 
         app.call_after_frame(first_frame)  # before the app's own: it runs first
         async with app.run_test(size=(120, 40)) as pilot:
@@ -88,3 +99,30 @@ def test_the_session_is_the_first_screen_and_the_collector_waits_for_its_frame(t
     assert seen["stack"] == ["SessionScreen"]  # no empty default screen under it
     assert seen["collector"] is False  # held until the first frame
     assert seen["collector_after"] is True  # and running again after it
+
+
+def test_the_transcript_is_styled_once_before_the_first_frame(tmp_path: Path):
+    assert probe(brute_session(tmp_path))["transcript_styled"] == 1  # (not again when it gets the focus)
+
+
+async def test_the_cursor_is_drawn_as_focused_while_the_transcript_has_the_focus(tmp_path: Path):
+    app = SessionViewApp(brute_session(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        t = app.screen.query_one(TranscriptView)
+        await wait_for(pilot, lambda: t.model is not None and t.has_focus, what="the focused transcript")
+
+        def cursor_background():
+            layout = t._get_layout()
+            y = next(y for y, at in enumerate(layout) if at is not None and at[0] == t.cursor)
+            return t.render_line(y)._segments[-2].style.bgcolor  # (the last text cell; the scroll bar's follows)
+
+        pal = t._get_palette()
+        focused, unfocused = pal[FOCUSED_CURSOR].bgcolor, pal["transcript--cursor"].bgcolor
+        assert focused != unfocused
+        assert cursor_background() == focused
+        app.set_focus(None)
+        await pilot.pause()
+        assert not t.has_focus and cursor_background() == unfocused
+        t.focus()
+        await pilot.pause()
+        assert cursor_background() == focused

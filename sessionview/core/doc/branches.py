@@ -18,19 +18,28 @@ from typing import Any, Callable, Iterable
 
 import orjson
 
+from sessionview.core.values import Frozen
+
+_set = object.__setattr__
+
 #: how many bytes of a line are read for its ids (pi puts them first)
 HEAD = 512
 _HEAD = re.compile(rb'^\{"type":"[^"\\]*","id":"([^"\\]*)","parentId":(?:null|"([^"\\]*)")')
 _ID_FIRST = re.compile(rb'^\{"id":"([^"\\]*)"[,}]')  # Gemini CLI writes a message record's id first
 
 
-@dataclass(frozen=True, slots=True)
-class Branch:
+class Branch(Frozen):
     """Record is on branch ``index`` of ``count`` that start at branch point ``point`` (a record number)."""
 
+    __slots__ = ("point", "index", "count")
     point: int
     index: int
     count: int
+
+    def __init__(self, point: int, index: int, count: int) -> None:
+        _set(self, "point", point)
+        _set(self, "index", index)
+        _set(self, "count", count)
 
 
 @dataclass

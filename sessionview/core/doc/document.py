@@ -14,17 +14,18 @@ re-encoded. ``Document.iter_bytes()`` with no edits yields exactly the bytes tha
 from __future__ import annotations
 
 import bisect
-import hashlib
 import os
 import stat
 import time
 from array import array
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
 from sessionview.core.doc import linescan
 from sessionview.core.doc.linescan import ParallelHash, SourceChanged, closed_reader, scan_newlines, scan_newlines_split
 from sessionview.core.values import Frozen
 
+if TYPE_CHECKING:
+    import hashlib
 _set = object.__setattr__  # lines and records are frozen (sessionview.core.values: no dataclass to build at import)
 BOM = b"\xef\xbb\xbf"
 
@@ -410,6 +411,7 @@ class Document:
         """SHA-256 of the loaded bytes (the whole source, regardless of edits), as read while indexing."""
         if self.source.sha256 is not None:
             return self.source.sha256
+        import hashlib  # (here: OpenSSL's, ~4 ms, not before the first screen)
         h = hashlib.sha256()
         if self.source.bom:
             h.update(self.source.bom)

@@ -8,11 +8,11 @@ buffer or a test double alike.
 from __future__ import annotations
 from sessionview.core.text import plural
 
-import hashlib
 from array import array
 from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
+    import hashlib
     from concurrent.futures import Future
 
 __all__ = ["CHUNK", "SourceChanged", "ParallelHash", "scan_newlines", "scan_newlines_split", "ScanLimit", "tail_line_starts"]
@@ -37,6 +37,8 @@ class ParallelHash:
     """
 
     def __init__(self, depth: int = 3) -> None:
+        import hashlib  # here: OpenSSL's (~4 ms) is not needed before the first screen
+
         self.h = hashlib.sha256()
         from concurrent.futures import ThreadPoolExecutor  # here: it imports logging, which `show` never needs
 

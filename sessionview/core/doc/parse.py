@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
 import orjson
+
+from sessionview.core.values import Value
 
 DEFAULT_CAP = 16 * 1024 * 1024
 MAX_DEPTH = 512  # deeper than this is "too deep": neither parser is asked to recurse into it
@@ -39,15 +40,24 @@ class Status(str, Enum):
         return self in (Status.OK, Status.DUPLICATE_KEYS)
 
 
-@dataclass(slots=True, unsafe_hash=True)  # not frozen: a frozen dataclass's ``__init__`` costs 4x (every record has one)
-class Parsed:
+class Parsed(Value):  # not frozen: a frozen one's ``__init__`` costs more (every record has one)
+    __slots__ = ("status", "value", "error", "notes", "size", "depth_bound")
+    _uncompared = ("depth_bound",)
     status: Status
-    value: Any = None
-    error: str = ""  # the parser's message, or why the record was not parsed
-    notes: tuple[str, ...] = field(default=())  # e.g. "NaN", "integer beyond 64 bits", "lone surrogate"
-    size: int = 0
+    value: Any
+    error: str  # the parser's message, or why the record was not parsed
+    notes: tuple[str, ...]  # e.g. "NaN", "integer beyond 64 bits", "lone surrogate"
+    size: int
     #: an upper bound on the nesting depth (the containers of the value, or the brackets of the bytes; -1: unknown)
-    depth_bound: int = field(default=-1, compare=False)
+    depth_bound: int
+
+    def __init__(self, status: Status, value: Any = None, error: str = "", notes: tuple[str, ...] = (), size: int = 0, depth_bound: int = -1) -> None:
+        self.status = status
+        self.value = value
+        self.error = error
+        self.notes = notes
+        self.size = size
+        self.depth_bound = depth_bound
 
     @property
     def ok(self) -> bool:

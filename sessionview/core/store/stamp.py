@@ -11,7 +11,6 @@ once all of it was read. Else the stamp's :attr:`LoadStamp.sha256` raises
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 import signal
 import stat
@@ -19,15 +18,17 @@ import sys
 import threading
 import time
 import weakref
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Union
 
 from sessionview.core.doc.linescan import SourceChanged
 from sessionview.core.errors import Conflict
 from sessionview.core.store.fsio import O_CLOEXEC, O_NONBLOCK, read_range, stat_key
 from sessionview.core.store.proof import TRUSTED, fs_type, settled, trusts_ctime
+from sessionview.core.values import Frozen
 
 if TYPE_CHECKING:
+    import hashlib
+
     from sessionview.core.doc.document import Document, Source
 
 __all__ = ["LoadStamp", "Digest", "adopt", "digest_deferrable", "deferred", "stamp_document", "stamp_bytes", "stamp_file"]
@@ -55,6 +56,9 @@ class Digest:
     file on two cores) and its GIL to itself."""
 
     def __init__(self, path: str, st: os.stat_result | None = None, size: int | None = None, *, apart: bool = False) -> None:
+        import hashlib  # here, before a thread or a child hashes (OpenSSL's, ~4 ms: not before the first screen)
+
+        self._sha256 = hashlib.sha256
         self.path = path
         self._value: str | None = None
         self._why = "it could not be hashed"
@@ -113,7 +117,7 @@ class Digest:
         if stat_key(os.fstat(fd)) != stat_key(self.st):
             self._why = changed
             return
-        h = hashlib.sha256()
+        h = self._sha256()
         got = 0
         if self._apart_child:
             got = _hash_reused(fd, self._size, h)
@@ -298,10 +302,11 @@ def deferred(doc: Document) -> bool:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class LoadStamp:
+class LoadStamp(Frozen):
     """What was loaded: enough to tell later whether the file on disk is still that file."""
 
+    __slots__ = ("path", "real_path", "dev", "ino", "size", "mtime_ns", "digest", "ctime_ns", "settled")
+    _uncompared = ("ctime_ns", "settled")
     path: str  # as given
     real_path: str
     dev: int
@@ -312,8 +317,13 @@ class LoadStamp:
     digest: Union[str, Digest]
     #: the ctime of the stat taken before the bytes were read, and whether it was settled then
     #: (:func:`sessionview.core.store.proof.settled`): a save may then prove the file unchanged by its stat alone
-    ctime_ns: int = field(default=0, compare=False)
-    settled: bool = field(default=False, compare=False)
+    ctime_ns: int
+    settled: bool
+
+    def __init__(self, path: str, real_path: str, dev: int, ino: int, size: int, mtime_ns: int, digest: Union[str, Digest],
+                 ctime_ns: int = 0, settled: bool = False) -> None:
+        for name, value in zip(self.__slots__, (path, real_path, dev, ino, size, mtime_ns, digest, ctime_ns, settled), strict=True):
+            object.__setattr__(self, name, value)
 
     @property
     def sha256(self) -> str:
@@ -370,6 +380,8 @@ def stamp_document(doc: Document) -> LoadStamp:
 
 def stamp_bytes(path: str | os.PathLike[str], data: bytes, st: os.stat_result | None = None) -> LoadStamp:
     """The stamp of a whole-file format loaded as ``data`` from ``path`` (``st``: its stat, if known)."""
+    import hashlib
+
     p = os.fspath(path)
     if st is None:
         st = os.stat(p)
@@ -380,6 +392,8 @@ def stamp_bytes(path: str | os.PathLike[str], data: bytes, st: os.stat_result | 
 
 def stamp_file(path: str | os.PathLike[str]) -> LoadStamp:
     """The stamp of the file as it is on disk now, hashed in chunks."""
+    import hashlib
+
     p = os.fspath(path)
     fd = os.open(p, os.O_RDONLY | O_CLOEXEC | O_NONBLOCK)
     try:

@@ -24,16 +24,25 @@ from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 from sessionview.core.doc.model import Kind, View
+from sessionview.core.values import Frozen
+
+_set = object.__setattr__
 
 __all__ = ["Usage", "UsageTotals", "recorded", "model_of"]
 
 
-@dataclass(frozen=True, slots=True)
-class Usage:
-    input: int = 0  # input tokens not read from a cache
-    output: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
+class Usage(Frozen):
+    __slots__ = ("input", "output", "cache_read", "cache_write")
+    input: int  # input tokens not read from a cache
+    output: int
+    cache_read: int
+    cache_write: int
+
+    def __init__(self, input: int = 0, output: int = 0, cache_read: int = 0, cache_write: int = 0) -> None:
+        _set(self, "input", input)
+        _set(self, "output", output)
+        _set(self, "cache_read", cache_read)
+        _set(self, "cache_write", cache_write)
 
     @property
     def context(self) -> int:

@@ -38,13 +38,15 @@ from sessionview.ui.widgets.markdown import markdown_ready, warm_up
 from sessionview.ui.widgets.scrollbar import RecordScrollbar
 
 GUTTER = 2
+#: the cursor's style while focused: chosen when drawing, not a ``:focus`` rule (the focus redraws, not restyles)
+FOCUSED_CURSOR = "transcript--cursor-focused"
 DRAWN_LINES = 512  # lines of the screen kept as drawn (a few screens)
 
 
 class TranscriptView(Widget, can_focus=True):
     """Draws a :class:`TranscriptModel`; owns cursor, scrolling, folding and follow state."""
 
-    COMPONENT_CLASSES = set(COMPONENTS)
+    COMPONENT_CLASSES = {*COMPONENTS, FOCUSED_CURSOR}
 
     DEFAULT_CSS = (
         """
@@ -55,14 +57,10 @@ class TranscriptView(Widget, can_focus=True):
 """
         + COMPONENT_RULES
         + """
-        & > .transcript--cursor { background: $boost; }
-        & > .transcript--gutter-cursor { color: $text-accent; }
-        & > .transcript--scrollbar { background: $panel; }
-        & > .transcript--scrollbar-thumb { background: $primary 60%; }
-        & > .transcript--marker { background: $accent; color: $text; text-style: bold; }
-        & > .transcript--range { background: $accent 12%; }
-        & > .transcript--gutter-range { color: $text-accent; text-style: bold; }
-        &:focus > .transcript--cursor { background: $primary 18%; }
+        & > .transcript--cursor { background: $boost; } & > .transcript--cursor-focused { background: $primary 18%; }
+        & > .transcript--gutter-cursor { color: $text-accent; } & > .transcript--marker { background: $accent; color: $text; text-style: bold; }
+        & > .transcript--scrollbar { background: $panel; } & > .transcript--scrollbar-thumb { background: $primary 60%; }
+        & > .transcript--range { background: $accent 12%; } & > .transcript--gutter-range { color: $text-accent; text-style: bold; }
     }
     """
     )
@@ -194,9 +192,12 @@ class TranscriptView(Widget, can_focus=True):
         self._entries.clear()
         self._layout = None
 
+    def watch_has_focus(self, _has_focus: bool) -> None:  # (Textual's styles the widget again: no rule needs it)
+        self.refresh()
+
     def _get_palette(self) -> Palette:
         if self._palette is None:
-            self._palette = read_palette(self, COMPONENTS)
+            self._palette = read_palette(self, (*COMPONENTS, FOCUSED_CURSOR))
         return self._palette
 
     @property
@@ -253,11 +254,12 @@ class TranscriptView(Widget, can_focus=True):
         is_cursor, in_range, n = row == self.cursor, self._range.contains(row), self.number_at(row)
         # A line is drawn as before while its entry's strip, its place and its styles are (following scrolls
         # every line up: those already on screen come from here)
-        key = (id(line), n, li, is_cursor, in_range, thumb is None, thumb is not None and thumb[0] <= y < sum(thumb), width, base, id(pal))
+        focused = is_cursor and self.has_focus
+        key = (id(line), n, li, is_cursor, focused, in_range, thumb is None, thumb is not None and thumb[0] <= y < sum(thumb), width, base, id(pal))
         hit = self._drawn.get(key)
         if hit is not None and hit[0] is line:
             return hit[1]
-        line_base = base + pal["transcript--cursor"] if is_cursor else base + pal["transcript--range"] if in_range else base
+        line_base = base + pal[FOCUSED_CURSOR if focused else "transcript--cursor"] if is_cursor else base + pal["transcript--range"] if in_range else base
         styled = line.apply_style(line_base)  # (cached by the strip)
         if styled.cell_length != width - 1 - GUTTER:
             styled = styled.adjust_cell_length(width - 1 - GUTTER, line_base)
