@@ -24,7 +24,7 @@ NOT_BEFORE_THE_FIRST_FRAME = (
     "sessionview.ui.controllers.editing", "sessionview.ui.controllers.writer", "sessionview.ui.controllers.search",
     "sessionview.ui.controllers.indexing", "sessionview.ui.dialogs", "sessionview.ui.widgets.footer",
     "sessionview.ui.widgets.detail", "sessionview.ui.widgets.prompt", "sessionview.ui.commands", "sessionview.ui.keymap",
-    "sessionview.ui.screens.browser", "sessionview.editor",
+    "sessionview.ui.screens.browser", "sessionview.editor", "hashlib",  # (OpenSSL: ~4 ms; only a save or a digest needs it)
     # (Gemini CLI's, OpenAI's and LittleGhost's are imported by the JSON document and store readers: core.jsondoc,
     # core.littleghost)
     "sessionview.core.formats.codex", "sessionview.core.formats.claude_code", "sessionview.core.formats.pi",

@@ -7,17 +7,19 @@ exactly which inode it reads and writes.
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 import signal
 import stat
 import sys
 import threading
 from contextlib import contextmanager
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from sessionview.core.doc.linescan import SourceChanged
 from sessionview.core.errors import AttributesNotKept
+
+if TYPE_CHECKING:
+    import hashlib
 
 __all__ = [
     "CHUNK",
@@ -75,6 +77,8 @@ def read_all(fd: int, start: int) -> bytes:
 
 def hash_range(fd: int, start: int, end: int) -> tuple["hashlib._Hash", int]:
     """The SHA-256 of bytes ``[start, end)`` of ``fd`` and how many there were (fewer: the file is shorter)."""
+    import hashlib  # here: the first screen imports this module and never hashes
+
     h = hashlib.sha256()
     got = 0
     for chunk in read_range(fd, start, end):
