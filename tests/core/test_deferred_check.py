@@ -22,13 +22,8 @@ from sessionview.core.session import open_session
 from sessionview.core.store import backups, save as _save, stamp, steps
 from sessionview.core.store.backup_copy import verified_chunks
 
-CONVO = [
-    {"role": "user", "content": "list files"},
-    {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "shell", "arguments": {"command": "ls"}}]},
-    {"role": "tool", "content": "a\nb", "tool_call_id": "c1"},
-    {"role": "assistant", "content": "Two files."},
-    {"role": "user", "content": "thanks"},
-]
+from convo import CONVO
+
 LINES = [json.dumps(m, separators=(",", ":")).encode() + b"\n" for m in CONVO]
 DATA = b"".join(LINES)
 WAIT = 30  # seconds a test waits for an event that the code under test must set (never reached when it works)

@@ -10,6 +10,8 @@ from sessionview.core.errors import InvalidEdit, Refused
 from sessionview.core.doc.document import BOM
 from sessionview.core.session import JsonlSession
 
+from convo import CONVO
+
 FIX = os.path.join(os.path.dirname(__file__), "..", "fixtures")
 
 
@@ -17,15 +19,6 @@ def brute(*lines, crlf=False, final=True):
     term = b"\r\n" if crlf else b"\n"
     data = term.join(json.dumps(x, ensure_ascii=False, separators=(",", ":")).encode() if not isinstance(x, bytes) else x for x in lines)
     return JsonlSession.from_bytes(data + (term if final else b""))
-
-
-CONVO = [
-    {"role": "user", "content": "list files"},
-    {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "shell", "arguments": {"command": "ls"}}]},
-    {"role": "tool", "content": "a\nb", "tool_call_id": "c1"},
-    {"role": "assistant", "content": "Two files."},
-    {"role": "user", "content": "thanks"},
-]
 
 
 def test_edit_changes_only_the_edited_record_and_keeps_its_crlf():

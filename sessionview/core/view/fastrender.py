@@ -48,6 +48,17 @@ MAX_CONTAINERS = 100  # more may be nested deeper than Ruby's JSON.parse allows:
 
 _KEYS = frozenset(KEYS)
 _CALL_KEYS = frozenset(TOOL_CALL_KEYS)
+
+
+def _call_head(c: Any) -> tuple[str, str] | None:
+    """``(id, name)`` of a tool call both paths (:meth:`BruteRender.text`, :meth:`BruteRender._read`) are sure
+    of: a dict of Brute's call keys with a string id and name; None otherwise."""
+    if type(c) is not dict or "id" not in c or "name" not in c or not _CALL_KEYS.issuperset(c):
+        return None
+    cid, name = c["id"], c["name"]
+    return (cid, name) if type(cid) is str and type(name) is str else None
+
+
 # the same for render's JSON: DEL, C1, U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069, U+2028, U+2029
 _JSON_UNSAFE_UTF8 = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xd8\x9c|\xe2\x80[\x8e\x8f\xa8-\xae]|\xe2\x81[\xa6-\xa9]")
 _JSON_OPTIONS = orjson.OPT_NON_STR_KEYS
@@ -279,11 +290,10 @@ class BruteRender:
         colons = 0
         calls: list[tuple[str, str, bytes]] = []
         for c in raw_calls:
-            if type(c) is not dict or "id" not in c or "name" not in c or not _CALL_KEYS.issuperset(c):
+            head = _call_head(c)
+            if head is None:
                 return None
-            cid, name = c["id"], c["name"]
-            if type(cid) is not str or type(name) is not str:
-                return None
+            cid, name = head
             keys += len(c)
             containers += 1
             if "arguments" not in c:
@@ -342,11 +352,10 @@ class BruteRender:
                 return None
             containers += 1
             for c in raw_calls:
-                if type(c) is not dict or "id" not in c or "name" not in c or not _CALL_KEYS.issuperset(c):
+                head = _call_head(c)
+                if head is None:
                     return None
-                cid, name = c["id"], c["name"]
-                if type(cid) is not str or type(name) is not str:
-                    return None
+                cid, name = head
                 keys += len(c)
                 containers += 1
                 if "arguments" not in c:
