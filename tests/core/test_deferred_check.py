@@ -353,7 +353,7 @@ def test_a_forked_digest_nobody_asks_for_leaves_no_process(at_rest):
     _forks_here()
     d = stamp.Digest(str(at_rest), apart=True)
     assert d._child is not None
-    pid = d._child[0]
+    pid = d._child.pid
     del d
     gc.collect()
     with pytest.raises(ChildProcessError):  # stopped and waited for: no zombie is left

@@ -27,3 +27,26 @@ def test_no_child_to_be_had_gives_none_and_leaves_no_descriptor(monkeypatch, fai
     before = len(os.listdir("/proc/self/fd"))
     assert in_a_child(lambda: b"never", lambda: 1) == (1, None)
     assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_a_child_reaped_elsewhere_gives_none_not_an_error():
+    """With SIGCHLD ignored the kernel reaps the child at once: its exit is unknown, so its bytes are not
+    trusted (the caller does that work itself) and nothing is raised (it used to be ChildProcessError)."""
+    import signal
+
+    old = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    try:
+        assert in_a_child(lambda: b"theirs", lambda: "mine") == ("mine", None)
+    finally:
+        signal.signal(signal.SIGCHLD, old)
+
+
+def test_a_child_says_nothing_on_this_processs_streams(capfd):
+    def noisy() -> bytes:
+        os.write(1, b"child stdout")
+        os.write(2, b"child stderr")
+        return b"ok"
+
+    assert in_a_child(noisy, lambda: 1) == (1, b"ok")
+    out, err = capfd.readouterr()
+    assert "child" not in out and "child" not in err

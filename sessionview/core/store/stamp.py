@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import errno
 import os
-import signal
 import stat
 import sys
 import threading
@@ -20,6 +19,7 @@ import time
 import weakref
 from typing import TYPE_CHECKING, Union
 
+from sessionview.core.doc.forkhalf import Child, start
 from sessionview.core.doc.linescan import SourceChanged
 from sessionview.core.errors import Conflict
 from sessionview.core.store.fsio import O_CLOEXEC, O_NONBLOCK, read_range, stat_key
@@ -62,7 +62,7 @@ class Digest:
         self.path = path
         self._value: str | None = None
         self._why = "it could not be hashed"
-        self._child: tuple[int, int] | None = None  # (pid, read end of its pipe) of the process hashing it
+        self._child: Child | None = None  # the process hashing it
         self._lock = threading.Lock()
         self._apart_child = False  # this is the child of ``apart``: small reads into one buffer, and a parent to outlive
         fd = -1
@@ -78,13 +78,13 @@ class Digest:
         self._thread: threading.Thread | None = None
         if apart and _single_threaded():
             try:
-                self._child = self._fork(fd)
+                self._child = start(lambda: self._verdict(fd))
             except OSError:  # no process to be had: a thread, as without apart
                 pass
             else:
                 if fd >= 0:
                     os.close(fd)  # the child's copy hashes
-                self._reap = weakref.finalize(self, _reap, *self._child)
+                self._reap = weakref.finalize(self, self._child.stop)
                 return
         self._thread = threading.Thread(target=self._run, args=(fd,), name="sv-stamp-hash", daemon=True)
         try:
@@ -135,51 +135,20 @@ class Digest:
         else:
             self._value = h.hexdigest()
 
-    def _fork(self, fd: int) -> tuple[int, int]:
-        """A child that hashes (:meth:`_run`) and writes its verdict into a pipe: ``1`` and the hex digest, or ``0``
-        and why not."""
-        r, w = os.pipe()
-        try:
-            pid = os.fork()
-        except OSError:
-            os.close(r)
-            os.close(w)
-            raise
-        if pid == 0:  # the child: hash, send, and leave without running this process's cleanup
-            code = 1
-            try:
-                os.close(r)
-                _quiet_child()
-                self._apart_child = True
-                self._run(fd)
-                verdict = ("1" + self._value if self._value is not None else "0" + self._why).encode()
-                while verdict:
-                    verdict = verdict[os.write(w, verdict) :]
-                code = 0
-            finally:
-                os._exit(code)
-        os.close(w)
-        return pid, r
+    def _verdict(self, fd: int) -> bytes:
+        """In the child of ``apart``: hash (:meth:`_run`), and say ``1`` and the hex digest, or ``0`` and why not."""
+        self._apart_child = True
+        self._run(fd)
+        return ("1" + self._value if self._value is not None else "0" + self._why).encode()
 
     def _collect(self) -> None:
         """The child's verdict (once); a child that did not end well proves nothing."""
         assert self._child is not None
-        pid, r = self._child
-        self._child = None
+        child, self._child = self._child, None
         self._reap.detach()
-        chunks: list[bytes] = []
-        try:
-            while chunk := os.read(r, 4096):
-                chunks.append(chunk)
-        finally:
-            os.close(r)
-            status: int | None
-            try:
-                _, status = os.waitpid(pid, 0)
-            except ChildProcessError:  # reaped already (SIGCHLD ignored): only a whole verdict counts (below)
-                status = None
-        got = b"".join(chunks).decode("ascii", "replace")
-        if status is not None and os.waitstatus_to_exitcode(status) != 0:
+        data, ok = child.collect()  # ok None: reaped elsewhere (SIGCHLD ignored): only a whole verdict counts
+        got = data.decode("ascii", "replace")
+        if ok is False:
             self._why = "the process hashing it failed"
         elif got[:1] == "1" and len(got) == 65 and all(c in "0123456789abcdef" for c in got[1:]):
             self._value = got[1:]
@@ -220,40 +189,10 @@ def _hash_reused(fd: int, size: int, h: "hashlib._Hash") -> int:
     return got
 
 
-def _quiet_child() -> None:
-    """A forked digest's own start: its standard streams on /dev/null (a caller reading this process's output
-    to its end is not kept waiting for the child), no core dump and no fault handler output if it dies."""
-    try:
-        null = os.open(os.devnull, os.O_RDWR)
-        for target in (0, 1, 2):
-            os.dup2(null, target)
-        os.close(null)
-    except OSError:
-        pass
-    try:
-        import faulthandler
-        import resource
-
-        faulthandler.disable()
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    except (ImportError, OSError, ValueError):
-        pass
-
-
 def _single_threaded() -> bool:
     """Whether this process may fork a child to hash: it has a single thread (a fork copies no other thread,
     and a lock one of them held would stay held in the child)."""
     return hasattr(os, "fork") and sys.platform.startswith("linux") and threading.active_count() == 1
-
-
-def _reap(pid: int, r: int) -> None:
-    """A hashing child whose verdict nobody asked for: stopped and waited for (no zombie is left)."""
-    try:
-        os.close(r)
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-    except OSError:
-        pass
 
 
 _early: "weakref.WeakKeyDictionary[Source, Digest]" = weakref.WeakKeyDictionary()
