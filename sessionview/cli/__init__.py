@@ -25,6 +25,20 @@ def _source_changed() -> type[BaseException]:
     return SourceChanged
 
 
+def _named_paths(args: argparse.Namespace) -> list[str]:
+    """The words a command takes as paths (the ones :func:`.remote.route` reads)."""
+    out = [getattr(args, name, None) for name in ("path", "file")]
+    for name in ("paths", "files"):
+        out.extend(getattr(args, name, None) or [])
+    return [p for p in out if isinstance(p, str)]
+
+
+def _names_remote(args: argparse.Namespace) -> bool:
+    """Whether a path the command names could be a remote address (``host:path``, ``ssh://``): only then is
+    :mod:`.remote` imported (a record range such as ``12:20`` is no path, and costs no import)."""
+    return any(":" in p for p in _named_paths(args))
+
+
 def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser | None:
     action = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
     return None if action is None else action.choices.get(name)
@@ -67,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not getattr(args, "func", None):
             (parser or build_parser()).print_help()
             return 2
-        if any(":" in a for a in argv):  # a remote address (ssh://host/path or host:path)?
+        if _names_remote(args):  # a remote address (ssh://host/path or host:path)?
             from sessionview.cli.remote import route
 
             routed = route(args, argv)

@@ -76,3 +76,25 @@ def test_the_app_builds_no_commands_parser(argv, tmp_path, monkeypatch):
     monkeypatch.setattr(launch, "run", lambda path, read_only=False: ran.append((path, read_only)) or 0)
     assert main([a.replace("{f}", str(p)) for a in argv]) == 0
     assert ran == [(str(p) if argv else ".", "--read-only" in argv)]
+
+
+def _modules_after(argv: list[str], cwd) -> set[str]:
+    import json
+    import subprocess
+    import sys
+
+    code = ("import json, sys\nfrom sessionview.cli import main\nmain(sys.argv[1:])\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m.startswith('sessionview.'))))")
+    out = subprocess.run([sys.executable, "-c", code, *argv], cwd=cwd, capture_output=True, text=True, check=False)
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def test_a_record_range_with_a_colon_imports_no_remote_module(tmp_path):
+    f = tmp_path / "s.jsonl"
+    f.write_text('{"role":"system","content":"s"}\n{"role":"user","content":"a"}\n{"role":"assistant","content":"b"}\n')
+    assert "sessionview.cli.remote" not in _modules_after(["delete", str(f), "2:3", "--dry-run"], tmp_path)
+
+
+def test_a_file_named_host_colon_path_is_still_routed_as_remote(tmp_path):
+    # not a local file: the remote module decides (its connection fails, which is beside the point here)
+    assert "sessionview.cli.remote" in _modules_after(["delete", "nohost-sv-test:s.jsonl", "2:3", "--dry-run"], tmp_path)
