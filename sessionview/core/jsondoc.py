@@ -20,8 +20,6 @@ from sessionview.core.doc.document import open_regular, read_whole
 from sessionview.core.doc.model import Kind, Problem, View
 from sessionview.core.doc.parse import parse_record
 from sessionview.core.formats.base import Adapter, Capabilities, warn
-from sessionview.core.formats.gemini import GeminiCheckpointAdapter, GeminiDocumentAdapter, is_content, is_metadata
-from sessionview.core.formats.generic import GenericAdapter
 from sessionview.core.session_base import Session
 from sessionview.core.store.stamp import LoadStamp, stamp_bytes
 
@@ -61,6 +59,10 @@ def head_of(path: str | os.PathLike[str], size: int = HEAD_BYTES) -> bytes:
 
 def messages_of(document: Any) -> tuple[Adapter, list[Any]] | None:
     """The adapter and the message list of a document, or None when it holds no messages of a known format."""
+    # here, not at the top: a JSONL session's first screen sniffs its head with this module alone
+    from sessionview.core.formats.gemini import GeminiCheckpointAdapter, GeminiDocumentAdapter, is_content, is_metadata
+    from sessionview.core.formats.generic import GenericAdapter
+
     if is_metadata(document) and isinstance(document.get("messages"), list):
         return GeminiDocumentAdapter(), document["messages"]
     items = document if isinstance(document, list) else None
@@ -97,6 +99,8 @@ class JsonDocumentSession(Session):
             self.error = "invalid JSON: nested too deeply"
         found = messages_of(self.document) if self.error is None else None
         self.known = found is not None
+        from sessionview.core.formats.generic import GenericAdapter
+
         self.adapter, self.items = found if found is not None else (GenericAdapter(), [])
         self.read_only_reason = self._read_only_reason()
 
@@ -125,6 +129,8 @@ class JsonDocumentSession(Session):
             return f"the document cannot be parsed ({self.error})"
         if not self.known:
             return "it is a JSON document of no known session format"
+        from sessionview.core.formats.gemini import GeminiDocumentAdapter
+
         if isinstance(self.adapter, GeminiDocumentAdapter):
             return (
                 "Gemini CLI rewrites this document whole (JSON.stringify with 2-space indent); "

@@ -13,7 +13,7 @@ import threading
 from collections import OrderedDict
 from typing import Any, Callable, Iterator
 
-from sessionview.core import formats, jsondoc, littleghost
+from sessionview.core import formats, jsondoc
 from sessionview.core.doc import branches as tree
 from sessionview.core.doc.branches import Branches
 from sessionview.core.doc.document import Document, Record, Source
@@ -387,6 +387,8 @@ def _size(path: str) -> int:
 def open_session(path: str | os.PathLike[str], cap: int = DEFAULT_CAP, digest: bool = True) -> Session:
     """Open a session file of any supported format. ``digest=False``: for reading only (see ``Document.load``)."""
     p = os.fspath(path)
+    from sessionview.core import littleghost  # here: a JSONL session's first screen does not need it
+
     if littleghost.looks_like_store_document(p):
         return littleghost.LittleGhostSession.load(p)
     head = jsondoc.head_of(p)

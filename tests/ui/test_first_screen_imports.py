@@ -25,8 +25,9 @@ NOT_BEFORE_THE_FIRST_FRAME = (
     "sessionview.ui.controllers.indexing", "sessionview.ui.dialogs", "sessionview.ui.widgets.footer",
     "sessionview.ui.widgets.detail", "sessionview.ui.widgets.prompt", "sessionview.ui.commands", "sessionview.ui.keymap",
     "sessionview.ui.screens.browser", "sessionview.editor", "hashlib",  # (OpenSSL: ~4 ms; only a save or a digest needs it)
-    # (Gemini CLI's, OpenAI's and LittleGhost's are imported by the JSON document and store readers: core.jsondoc,
-    # core.littleghost)
+    # other formats' adapters and readers (a JSON document's, a LittleGhost store's), and Ruby's JSON writer
+    "sessionview.core.formats.gemini", "sessionview.core.formats.generic", "sessionview.core.formats.openai",
+    "sessionview.core.formats.littleghost_jsonl", "sessionview.core.littleghost", "sessionview.core.rubyjson",
     "sessionview.core.formats.codex", "sessionview.core.formats.claude_code", "sessionview.core.formats.pi",
     "sessionview.core.formats.anthropic",
     "markdown_it", "pygments", "textual.widgets._markdown", "textual.widgets._footer", "tomllib",

@@ -27,7 +27,6 @@ from __future__ import annotations
 import bisect
 import mmap
 import os
-import platform
 import signal
 import sys
 import threading
@@ -69,7 +68,7 @@ def can_fork() -> bool:
     runs beside the reader, not instead of another's work."""
     if not (ENABLED and hasattr(os, "fork") and sys.platform.startswith("linux") and threading.active_count() == 1):
         return False
-    if platform.machine() not in ("x86_64", "AMD64"):
+    if os.uname().machine not in ("x86_64", "AMD64"):
         return False
     cpus = os.cpu_count() or 1
     return cpus > 1 and _load() < cpus

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable, ClassVar
 
-from sessionview.core import rubyjson
 from sessionview.core.doc.model import Kind, Problem, View, block_text
 from sessionview.core.errors import InvalidEdit, Refused
 from sessionview.core.formats.brute_message import compaction_marker
@@ -179,6 +178,8 @@ def _text_blocks(content: list[Any]) -> list[dict[str, Any]]:
 
 def generate(value: Any) -> bytes:
     """Ruby's ``JSON.generate`` of ``value``, numbers keeping their text; :class:`InvalidEdit` if it cannot."""
+    from sessionview.core import rubyjson  # here: viewing never writes (and it imports decimal)
+
     try:
         return rubyjson.generate(value, keep_raw_numbers=True)
     except rubyjson.RubyJSONError as exc:

@@ -25,7 +25,6 @@ those few milliseconds would go unseen there (:meth:`sessionview.core.store.save
 from __future__ import annotations
 
 import os
-import platform
 import sys
 
 from sessionview.core.store.fsio import stat_key
@@ -46,7 +45,7 @@ TRUSTED = {
 }
 
 _libc = None
-_FSTATFS_OK = sys.platform.startswith("linux") and platform.machine() in ("x86_64", "amd64", "aarch64", "arm64", "i686", "armv7l", "riscv64", "ppc64le")
+_FSTATFS_OK = sys.platform.startswith("linux") and os.uname().machine in ("x86_64", "amd64", "aarch64", "arm64", "i686", "armv7l", "riscv64", "ppc64le")
 
 
 def fs_type(fd: int) -> int | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from sessionview.core import jsondoc, littleghost
+from sessionview.core import jsondoc
 from sessionview.core.doc.linescan import ScanLimit
 from sessionview.core.fileaccess import OpenFile
 from sessionview.core.session import JsonlSession, open_session
@@ -50,6 +50,8 @@ def read_whole(opened: OpenFile, size: int, chunk: int = 1 << 20) -> bytes:
 
 def document_from_bytes(data: bytes, name: str) -> Session:
     """The session of a whole document's bytes (a LittleGhost store document, another JSON document)."""
+    from sessionview.core import littleghost  # here: a JSONL session's first screen does not need it
+
     if littleghost._HEAD.match(data[: littleghost.HEAD_BYTES]) is not None:
         return littleghost.LittleGhostSession.from_bytes(data, name)
     return jsondoc.JsonDocumentSession(data, name, None)
