@@ -20,8 +20,8 @@
 The data files go to ``--data-dir`` (default ``$SV_BENCH_DIR`` or ``bench/data``); the sessions are made by
 ``../shared/bench/gen_session.py`` (seed 42). toolong is installed into its own venv under the data
 directory (``pip install toolong==1.5.0``) unless ``--toolong PATH`` names a ``tl`` or ``--no-toolong``.
-Page cache warm; each figure is the median of ``--runs`` (min–max kept in the JSON), and every sample
-is taken right after a sample of its floor, so a change in the machine's load between rows moves both. The ops
+Page cache warm (each file is read whole right before its timed pair: the kernel here pages cold memory
+out); each figure is the median of ``--runs`` (min–max kept in the JSON), and every sample is taken right after a sample of its floor, so a change in the machine's load between rows moves both. The ops
 work on copies in ``--work-dir`` (default: a fresh directory under ``$TMPDIR``; never the data directory, which
 may be shared): a fresh state directory, the copy's mtime set an hour back (an op first waits for a file
 modified in the last second to settle), its inode left alone for ``--settle`` seconds (a session at rest: a save
@@ -162,6 +162,7 @@ class Bench:
         """Wall seconds of ``cp`` and then ``fsync`` of the copy, and the CPU seconds of both."""
         dst = os.path.join(self.work, "floor-copy.jsonl")
         os.sync()
+        warm(src)
         t = time.perf_counter()
         c = time.process_time()
         p = subprocess.Popen(["cp", src, dst])
@@ -185,6 +186,7 @@ class Bench:
         """``cmd`` and the orjson floor, alternately (the machine's load changes between them otherwise)."""
         walls, rss, fwalls, frss = [], [], [], []
         for _ in range(self.a.runs):
+            warm(self.path)
             fw, fm = self.orjson_once()
             w, m, _ = timed(cmd, env=self.env, check=check)
             fwalls.append(fw)
@@ -231,6 +233,7 @@ class Bench:
                 before = os.stat(work)
                 os.sync()
                 time.sleep(max(0.0, self.a.settle - (time.monotonic() - touched)))
+                warm(work)  # (reading changes neither its ctime nor its mtime)
                 w, cpu, rc = timed_cpu(self.sv + [a.replace("{f}", work) for a in args], env=env)
                 if rc != 0:
                     raise RuntimeError(f"{name} refused (exit {rc})")
@@ -396,6 +399,16 @@ def live(cmd: str) -> str:
     """``cmd`` (with ``{file}``) run by a shell that first sets the file's mtime to now: the session counts as
     live when the viewer opens it."""
     return "sh -c " + shlex.quote('touch -c -- "$0" && exec "$@"') + " {file} " + cmd
+
+
+def warm(path: str) -> None:
+    """Read every byte of ``path`` (into one reused buffer), so that its pages are in the page cache and were
+    just used: this machine's kernel pages cold memory out (DAMON ``pageout``), the page cache included, so a
+    file left alone for seconds may be read from the disk again, by the floor or by the op, whichever comes."""
+    buf = bytearray(8 << 20)
+    with open(path, "rb", buffering=0) as f:
+        while f.readinto(buf):
+            pass
 
 
 def _copied_bytes(state: str, replaced: os.stat_result) -> int:
