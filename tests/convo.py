@@ -1,5 +1,5 @@
-"""The small Brute conversation the core edit tests change: a user's question, a tool call and its result, an
-answer, a thanks (the same as ``tests/cli/clihelpers.py``'s, for the CLI tests)."""
+"""The small Brute conversation the core edit tests and the CLI tests change: a user's question, a tool call and its
+result, an answer, a thanks (``tests/`` is on sys.path: its conftest's directory)."""
 
 CONVO = [
     {"role": "user", "content": "list files"},
