@@ -99,9 +99,7 @@ class JsonDocumentSession(Session):
             self.error = "invalid JSON: nested too deeply"
         found = messages_of(self.document) if self.error is None else None
         self.known = found is not None
-        from sessionview.core.formats.generic import GenericAdapter
-
-        self.adapter, self.items = found if found is not None else (GenericAdapter(), [])
+        self.adapter, self.items = found if found is not None else (formats.GenericAdapter(), [])
         self.read_only_reason = self._read_only_reason()
 
     @classmethod
