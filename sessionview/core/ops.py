@@ -37,7 +37,7 @@ from sessionview.core.errors import AnotherWriter, Conflict, InvalidEdit, Refuse
 from sessionview.core.store import backups, restore
 from sessionview.core.store.backup_copy import verified_chunks
 from sessionview.core.store.paths import default_root
-from sessionview.core.store.stable import ATTEMPTS, wait_quiet  # the retry rules (check uses them without this module)
+from sessionview.core.store.stable import ATTEMPTS, wait_before_refusing, wait_quiet  # the retry rules (check uses them without this module)
 from sessionview.core.text import plural
 
 RECENT = 1.0  # a file modified less than this long ago is waited on before the first load
@@ -347,8 +347,8 @@ def _attempt(
             if changed() or shrank():
                 raise _Retry(pin) from None
             # a file caught just after an in-place truncation looks valid but empty: believe a refusal
-            # only once the file stayed as loaded through a quiet moment
-            wait_quiet(path)
+            # only once the file stayed as loaded through a quiet moment (a longer one when it was empty)
+            wait_before_refusing(path, loaded[2] if loaded is not None else None)
             if changed():
                 raise _Retry(pin) from None
             raise

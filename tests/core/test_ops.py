@@ -188,6 +188,51 @@ def test_a_refusal_on_a_file_caught_mid_rewrite_is_retried(tmp_path):
     assert result == "delete #2"
 
 
+def test_a_refusal_on_an_empty_file_waits_out_a_preempted_rewriter(tmp_path):
+    """An agent preempted between its truncation and its first write leaves the file empty for longer than
+    the usual quiet moment (seen under load in the rewriter bench): an empty file's refusal waits longer."""
+    import threading
+
+    from sessionview.core.errors import InvalidEdit
+    from sessionview.core.store import stable
+
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(b"")
+    os.utime(p, (1, 1))
+    full = b'{"role":"user","content":"a"}\n{"role":"assistant","content":"b"}\n'
+    calls = []
+    delay = (stable.QUIET + stable.EMPTY_QUIET) / 2  # past the usual quiet moment, within the empty file's
+    assert stable.QUIET < delay < stable.EMPTY_QUIET
+
+    def plan(session):
+        calls.append(len(session))
+        if len(session) == 0:
+            threading.Timer(delay, p.write_bytes, (full,)).start()
+            raise InvalidEdit("range 2:2 is past the end: the session has 0 records")
+        return edits.plan_delete(session, 2, 2)
+
+    result = ops.run_with_retry(str(p), plan, lambda session, change: change.description)
+    assert calls == [0, 2]
+    assert result == "delete #2"
+
+
+def test_a_refusal_on_an_empty_quiet_file_stands(tmp_path):
+    from sessionview.core.errors import InvalidEdit
+
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(b"")
+    os.utime(p, (1, 1))
+    calls = []
+
+    def plan(session):
+        calls.append(len(session))
+        raise InvalidEdit("range 1:1 is past the end: the session has 0 records")
+
+    with pytest.raises(InvalidEdit):
+        ops.run_with_retry(str(p), plan, lambda session, change: None)
+    assert calls == [0]
+
+
 def test_a_refusal_on_a_quiet_file_stands(tmp_path):
     from sessionview.core.errors import InvalidEdit
 
