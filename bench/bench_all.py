@@ -26,8 +26,10 @@ work on copies in ``--work-dir`` (default: a fresh directory under ``$TMPDIR``; 
 may be shared): a fresh state directory, the copy's mtime set an hour back (an op first waits for a file
 modified in the last second to settle), its inode left alone for ``--settle`` seconds (a session at rest: a save
 proves a file unchanged by its stat only when its ctime is older than 2 s, and hashes it otherwise), and
-``sync`` before every timed write so it pays only for its own. The ops rows also give the CPU time (user +
-system) of sessionview and of ``cp``.
+``sync`` before every timed write so it pays only for its own. The floor's ``cp`` waits the same ``--settle``
+seconds first, so both write their GiB into memory left alone as long (on a VM that reports free pages to its
+host, memory freed seconds ago costs several times more to touch than memory freed just now). The ops rows also
+give the CPU time (user + system) of sessionview and of ``cp``.
 """
 
 from __future__ import annotations
@@ -158,10 +160,12 @@ class Bench:
     def cp_fsync(self, src: str) -> float:
         return self.cp_fsync_cpu(src)[0]
 
-    def cp_fsync_cpu(self, src: str) -> tuple[float, float]:
-        """Wall seconds of ``cp`` and then ``fsync`` of the copy, and the CPU seconds of both."""
+    def cp_fsync_cpu(self, src: str, quiet: float = 0.0) -> tuple[float, float]:
+        """Wall seconds of ``cp`` and then ``fsync`` of the copy, and the CPU seconds of both; ``quiet``: seconds
+        to wait first, as the op waits (memory freed that long ago costs more to touch again: see :meth:`ops`)."""
         dst = os.path.join(self.work, "floor-copy.jsonl")
         os.sync()
+        time.sleep(quiet)
         warm(src)
         t = time.perf_counter()
         c = time.process_time()
@@ -221,7 +225,11 @@ class Bench:
         for name, args in jobs.items():
             walls, cpus, fcpus, backup_bytes = [], [], [], []
             for _ in range(self.a.runs):
-                fw, fc = self.cp_fsync_cpu(self.path)
+                # The floor waits as long as the op does before it writes: this machine (a VM with free page
+                # reporting) hands memory freed seconds ago back to its host, and touching it again costs
+                # 1.4-2.2 s of system time per GiB against 0.3 s for memory freed just now (a `cp` of 1 GiB
+                # right after an `rm` of 1 GiB, then after 3 s of sleep). Both write a new GiB of page cache.
+                fw, fc = self.cp_fsync_cpu(self.path, quiet=self.a.settle)
                 floors.append(fw)
                 fcpus.append(fc)
                 shutil.copyfile(self.path, work)
