@@ -28,7 +28,9 @@ modified in the last second to settle), its inode left alone for ``--settle`` se
 proves a file unchanged by its stat only when its ctime is older than 2 s, and hashes it otherwise), and
 ``sync`` before every timed write so it pays only for its own. The floor's ``cp`` waits the same ``--settle``
 seconds first, so both write their GiB into memory left alone as long (on a VM that reports free pages to its
-host, memory freed seconds ago costs several times more to touch than memory freed just now). The ops rows also
+host, memory freed seconds ago costs several times more to touch than memory freed just now); ``--prefault 1536``
+touches and frees that much memory right before each sample of either side, so that both write into memory just
+used (the op's own cost, without the VM's). The ops rows also
 give the CPU time (user + system) of sessionview and of ``cp``.
 """
 
@@ -166,6 +168,7 @@ class Bench:
         dst = os.path.join(self.work, "floor-copy.jsonl")
         os.sync()
         time.sleep(quiet)
+        prefault(self.a.prefault)
         warm(src)
         t = time.perf_counter()
         c = time.process_time()
@@ -241,6 +244,7 @@ class Bench:
                 before = os.stat(work)
                 os.sync()
                 time.sleep(max(0.0, self.a.settle - (time.monotonic() - touched)))
+                prefault(self.a.prefault)
                 warm(work)  # (reading changes neither its ctime nor its mtime)
                 w, cpu, rc = timed_cpu(self.sv + [a.replace("{f}", work) for a in args], env=env)
                 if rc != 0:
@@ -409,6 +413,22 @@ def live(cmd: str) -> str:
     return "sh -c " + shlex.quote('touch -c -- "$0" && exec "$@"') + " {file} " + cmd
 
 
+def prefault(mib: int) -> None:
+    """Touch ``mib`` MiB of fresh memory and free it (``--prefault``), right before a timed write: the write's new
+    page cache then comes from memory just used, on either side, instead of memory the VM handed back to its host."""
+    if mib <= 0:
+        return
+    import mmap
+
+    size = mib << 20
+    m = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    try:
+        for off in range(0, size, mmap.PAGESIZE):
+            m[off] = 1
+    finally:
+        m.close()
+
+
 def warm(path: str) -> None:
     """Read every byte of ``path`` (into one reused buffer), so that its pages are in the page cache and were
     just used: this machine's kernel pages cold memory out (DAMON ``pageout``), the page cache included, so a
@@ -457,6 +477,9 @@ def main() -> None:
     ap.add_argument("--data-dir", default=os.environ.get("SV_BENCH_DIR") or os.path.join(HERE, "data"))
     ap.add_argument("--repo", default=REPO, help="the checkout whose sessionview is measured")
     ap.add_argument("--work-dir", help="where the ops' copies and state directories go (default: a new temporary directory)")
+    ap.add_argument("--prefault", type=int, default=0, metavar="MIB",
+                    help="before each timed sample of an op and of its cp floor, touch and free MIB MiB of memory "
+                    "(default 0: off; 1536 takes the VM's cost of memory it handed back to its host out of both sides)")
     ap.add_argument("--settle", type=float, default=2.5, help="seconds an op's copy is left alone before the op (default 2.5)")
     ap.add_argument("--json", help="where the figures go (default DATA_DIR/bench_all.json)")
     ap.add_argument("--toolong", help="a toolong 'tl' to use instead of installing one")
