@@ -413,20 +413,22 @@ def live(cmd: str) -> str:
     return "sh -c " + shlex.quote('touch -c -- "$0" && exec "$@"') + " {file} " + cmd
 
 
+PREFAULT = r"""
+import mmap, sys
+size = int(sys.argv[1]) << 20
+m = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+for off in range(0, size, mmap.PAGESIZE):
+    m[off] = 1
+"""
+
+
 def prefault(mib: int) -> None:
     """Touch ``mib`` MiB of fresh memory and free it (``--prefault``), right before a timed write: the write's new
-    page cache then comes from memory just used, on either side, instead of memory the VM handed back to its host."""
-    if mib <= 0:
-        return
-    import mmap
-
-    size = mib << 20
-    m = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    try:
-        for off in range(0, size, mmap.PAGESIZE):
-            m[off] = 1
-    finally:
-        m.close()
+    page cache then comes from memory just used, on either side, instead of memory the VM handed back to its host.
+    In a child process that exits (touched here, it would count in the peak RSS of every later child: Linux
+    carries ``ru_maxrss`` across fork and exec)."""
+    if mib > 0:
+        subprocess.run([sys.executable, "-c", PREFAULT, str(mib)], check=True)
 
 
 def warm(path: str) -> None:
