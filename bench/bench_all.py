@@ -21,7 +21,7 @@ The data files go to ``--data-dir`` (default ``$SV_BENCH_DIR`` or ``bench/data``
 ``../shared/bench/gen_session.py`` (seed 42). toolong is installed into its own venv under the data
 directory (``pip install toolong==1.5.0``) unless ``--toolong PATH`` names a ``tl`` or ``--no-toolong``.
 Page cache warm (each file is read whole right before its timed pair: the kernel here pages cold memory
-out); each figure is the median of ``--runs`` (min–max kept in the JSON), and every sample is taken right after a sample of its floor, so a change in the machine's load between rows moves both. The ops
+out); each figure is the median of ``--runs`` (min–max kept in the JSON), and every sample is taken right after a sample of its floor (the first screen: in rounds, sessionview and the floor taking turns to go first), so a change in the machine's load between rows moves both. The ops
 work on copies in ``--work-dir`` (default: a fresh directory under ``$TMPDIR``; never the data directory, which
 may be shared): a fresh state directory, the copy's mtime set an hour back (an op first waits for a file
 modified in the last second to settle), its inode left alone for ``--settle`` seconds (a session at rest: a save
@@ -321,8 +321,16 @@ class Bench:
         first_file = self.scratch_copy(self.path, "first")
         out: dict = {}
         try:
+            # The first screen in rounds, one launch of each viewer per round, sessionview and the floor taking
+            # turns to go first (toolong last): the machine's drift and the state of its memory (a launch right
+            # after another process freed a lot of it starts faster) then fall on both sides alike.
+            firsts: dict[str, list[dict]] = {label: [] for label in viewers}
+            for i in range(self.a.runs):
+                order = ["textual-floor", "sessionview"] if i % 2 == 0 else ["sessionview", "textual-floor"]
+                for label in order + [v for v in viewers if v not in order]:
+                    firsts[label].append(self.tui_run(label, viewers[label], first_file, 1, f"{label}-first-{i}"))
             for label, spec in viewers.items():
-                first = self.tui_run(label, spec, first_file, self.a.runs, f"{label}-first")
+                first = merged(firsts[label])
                 tail: dict = {}
                 follow: dict = {}
                 if label != "toolong":
@@ -405,6 +413,29 @@ class Bench:
                 return json.load(f)["summary"]
         except (OSError, ValueError, KeyError):
             return {"errors": ["no result"]}
+
+
+def merged(summaries: list[dict]) -> dict:
+    """One summary of ``tui_timing.py`` for the runs of several (each a launch): every figure's median, min and
+    max over them (a nested dict of figures: the median of each), their errors together."""
+    out: dict = {}
+    for key in {k for s in summaries for k in s}:
+        vals = [s[key] for s in summaries if key in s]
+        if key == "errors":
+            out[key] = [e for v in vals for e in (v or [])]
+        elif all(isinstance(v, dict) and "median" in v for v in vals):
+            pts = [v["median"] for v in vals if isinstance(v.get("median"), (int, float))]
+            out[key] = stats(pts) if pts else vals[0]
+        elif all(isinstance(v, dict) for v in vals):
+            sub: dict = {}
+            for k in {k for v in vals for k in v}:
+                nums = [v[k] for v in vals if isinstance(v.get(k), (int, float))]
+                if nums:
+                    sub[k] = statistics.median(nums)
+            out[key] = sub
+        else:
+            out[key] = vals[0]
+    return out
 
 
 def live(cmd: str) -> str:
