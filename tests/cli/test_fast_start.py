@@ -98,3 +98,24 @@ def test_a_record_range_with_a_colon_imports_no_remote_module(tmp_path):
 def test_a_file_named_host_colon_path_is_still_routed_as_remote(tmp_path):
     # not a local file: the remote module decides (its connection fails, which is beside the point here)
     assert "sessionview.cli.remote" in _modules_after(["delete", "nohost-sv-test:s.jsonl", "2:3", "--dry-run"], tmp_path)
+
+
+def test_a_save_the_stat_proves_imports_no_thread_pool(tmp_path):
+    """A file at rest (its ctime settled) is proven unchanged by its stat: the save hashes nothing in the
+    background, so it neither imports ``concurrent.futures`` (and ``logging`` with it) nor starts a pool."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    f = tmp_path / "s.jsonl"
+    f.write_text('{"role":"user","content":"a"}\n{"role":"assistant","content":"b"}\n')
+    os.utime(f, (1, 1))  # not "modified just now"; its ctime counts as settled below (SETTLE_NS in the past)
+    code = ("import json, sys\nfrom sessionview.core.store import proof\nproof.SETTLE_NS = -10**9\n"
+            "from sessionview.cli import main\nrc = main(sys.argv[1:])\n"
+            "print(json.dumps([rc, 'concurrent.futures' in sys.modules]))")
+    env = {**os.environ, "SESSIONVIEW_STATE_DIR": str(tmp_path / "state")}
+    out = subprocess.run([sys.executable, "-c", code, "edit", str(f), "2", "--content", "c"],
+                         cwd=tmp_path, capture_output=True, text=True, env=env, check=False)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [0, False], out.stderr
+    assert f.read_text() == '{"role":"user","content":"a"}\n{"role":"assistant","content":"c"}\n'

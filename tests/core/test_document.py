@@ -119,3 +119,21 @@ def test_open_regular_refuses_directories_and_fifos_without_blocking(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(NotRegularFile, match="a FIFO"):
         open_regular(fifo)  # O_NONBLOCK: would hang forever otherwise
+
+
+@pytest.mark.parametrize("sizes", [[], [7], [7, 1], [3, 0, 5, 9, 2, 11]])
+def test_the_parallel_hash_is_the_sha256_of_its_chunks_in_order(sizes):
+    import hashlib
+    import threading
+
+    from sessionview.core.doc.linescan import ParallelHash
+
+    chunks = [bytes([65 + i]) * n for i, n in enumerate(sizes)]
+    before = threading.active_count()
+    h = ParallelHash(depth=1)
+    for c in chunks[:1]:
+        h.update(c)
+    assert threading.active_count() == before  # one chunk (most files): hashed here, no thread
+    for c in chunks[1:]:
+        h.update(c)
+    assert h.finish().hexdigest() == hashlib.sha256(b"".join(chunks)).hexdigest()

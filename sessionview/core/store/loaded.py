@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-from concurrent.futures import Future
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sessionview.core.store.stamp import Digest
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future  # (imported by a save that hashes: not by one the stat proves)
 
 __all__ = ["Loaded"]
 

@@ -37,8 +37,7 @@ import hashlib
 import os
 import stat
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from sessionview.core.doc.linescan import SourceChanged
 from sessionview.core.errors import (
@@ -73,6 +72,9 @@ from sessionview.core.store.staging import Staging, TempFile
 from sessionview.core.store.steps import step
 from sessionview.core.store.tmpfiles import cleanup_temp_files
 from sessionview.core.store.writers import Writer, find_writers
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 __all__ = ["SaveResult", "Span", "Piece", "save", "SETTLE_TIMEOUT"]
 
@@ -114,6 +116,8 @@ class _Save:
     def background(self) -> ThreadPoolExecutor:
         """One thread for hashing while the main thread writes or syncs (hashlib releases the GIL)."""
         if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor  # here: a save the stat proves hashes nothing
+
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sv-save")
         return self._pool
 
