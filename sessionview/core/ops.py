@@ -264,6 +264,18 @@ def _loaded_key(session: Editable) -> Key | None:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) if st is not None else None
 
 
+def _mid_write(session: Editable) -> bool:
+    """Whether a freshly loaded JSONL file looks like a rewrite in place caught midway: empty, or its last
+    byte not a newline (Brute ends every line with one)."""
+    source = getattr(getattr(session, "doc", None), "source", None)
+    if source is None:
+        return False
+    try:
+        return source.size == 0 or source.read(source.size - 1, 1) != b"\n"
+    except (OSError, ValueError, SourceChanged):
+        return True
+
+
 def _pin(change: Change) -> Pin:
     return (change.first, tuple(line.data for line in change.old_lines), change.anchor)
 
@@ -348,7 +360,7 @@ def _attempt(
                 raise _Retry(pin) from None
             # a file caught just after an in-place truncation looks valid but empty: believe a refusal
             # only once the file stayed as loaded through a quiet moment (a longer one when it was empty)
-            wait_before_refusing(path, loaded[2] if loaded is not None else None)
+            wait_before_refusing(path, _mid_write(session))
             if changed():
                 raise _Retry(pin) from None
             raise

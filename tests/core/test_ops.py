@@ -201,8 +201,8 @@ def test_a_refusal_on_an_empty_file_waits_out_a_preempted_rewriter(tmp_path):
     os.utime(p, (1, 1))
     full = b'{"role":"user","content":"a"}\n{"role":"assistant","content":"b"}\n'
     calls = []
-    delay = (stable.QUIET + stable.EMPTY_QUIET) / 2  # past the usual quiet moment, within the empty file's
-    assert stable.QUIET < delay < stable.EMPTY_QUIET
+    delay = (stable.QUIET + stable.MID_WRITE_QUIET) / 2  # past the usual quiet moment, within the empty file's
+    assert stable.QUIET < delay < stable.MID_WRITE_QUIET
 
     def plan(session):
         calls.append(len(session))
@@ -214,6 +214,51 @@ def test_a_refusal_on_an_empty_file_waits_out_a_preempted_rewriter(tmp_path):
     result = ops.run_with_retry(str(p), plan, lambda session, change: change.description)
     assert calls == [0, 2]
     assert result == "delete #2"
+
+
+def test_a_refusal_on_a_file_cut_mid_line_waits_out_a_preempted_rewriter(tmp_path):
+    """The same with a rewrite caught after its first buffered write: a prefix that ends inside a line."""
+    import threading
+
+    from sessionview.core.errors import InvalidEdit
+    from sessionview.core.store import stable
+
+    full = b'{"role":"user","content":"a"}\n{"role":"assistant","content":"b"}\n{"role":"user","content":"c"}\n'
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(full[:40])  # the first line and part of the second
+    os.utime(p, (1, 1))
+    calls = []
+    delay = (stable.QUIET + stable.MID_WRITE_QUIET) / 2
+
+    def plan(session):
+        calls.append(len(session))
+        if len(session) < 3:
+            threading.Timer(delay, p.write_bytes, (full,)).start()
+            raise InvalidEdit(f"range 3:3 is past the end: the session has {len(session)} records")
+        return edits.plan_delete(session, 3, 3)
+
+    result = ops.run_with_retry(str(p), plan, lambda session, change: change.description)
+    assert calls == [2, 3]
+    assert result == "delete #3"
+
+
+def test_a_refusal_on_a_whole_quiet_file_waits_only_the_short_moment(tmp_path, monkeypatch):
+    from sessionview.core.errors import InvalidEdit
+    from sessionview.core.store import stable
+
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(b'{"role":"user","content":"a"}\n')
+    os.utime(p, (1, 1))
+    waits = []
+    real = stable.wait_stable
+    monkeypatch.setattr(stable, "wait_stable", lambda path, quiet=0.1, timeout=3.0: waits.append(quiet) or real(path, quiet, timeout))
+
+    def plan(session):
+        raise InvalidEdit("range 5:5 is past the end: the session has 1 record")
+
+    with pytest.raises(InvalidEdit):
+        ops.run_with_retry(str(p), plan, lambda session, change: None)
+    assert waits == [stable.QUIET]
 
 
 def test_a_refusal_on_an_empty_quiet_file_stands(tmp_path):

@@ -12,10 +12,11 @@ import time
 ATTEMPTS = 6  # the first try and 5 more after the file was rewritten under us
 QUIET = 0.1  # seconds the file must be unchanged before a load, when it is being written
 STABLE_TIMEOUT = 1.0  # then try anyway: a plan and a save need only a short quiet window
-#: before a refusal of an empty file is believed: the file Brute has just truncated stays empty until its
-#: writer runs again, which on a loaded machine can be longer than QUIET
-EMPTY_QUIET = 1.0
-EMPTY_TIMEOUT = 3.0
+#: before a refusal of a file caught mid-write is believed (empty, or its last line without its newline): the
+#: file Brute has just truncated stays so until its writer runs again, which on a loaded machine can be longer
+#: than QUIET
+MID_WRITE_QUIET = 1.0
+MID_WRITE_TIMEOUT = 3.0
 
 
 def _key(path: str | os.PathLike[str]) -> tuple[int, int, int, int] | None:
@@ -57,10 +58,11 @@ def wait_quiet(path: str) -> None:
     wait_stable(path, quiet=QUIET, timeout=STABLE_TIMEOUT)
 
 
-def wait_before_refusing(path: str, loaded_size: int | None) -> None:
-    """Wait before a refusal of ``path`` is believed: a quiet moment, and a longer one when the file was
-    loaded empty (just truncated in place: its writer, preempted, may not have written a byte yet)."""
-    if loaded_size == 0:
-        wait_stable(path, quiet=EMPTY_QUIET, timeout=EMPTY_TIMEOUT)
+def wait_before_refusing(path: str, mid_write: bool) -> None:
+    """Wait before a refusal of ``path`` is believed: a quiet moment, and a longer one when the file was loaded
+    as a rewrite in place leaves it midway (``mid_write``: empty, or its last line unfinished), since its
+    writer, preempted, may not have written the rest yet."""
+    if mid_write:
+        wait_stable(path, quiet=MID_WRITE_QUIET, timeout=MID_WRITE_TIMEOUT)
     else:
         wait_quiet(path)
