@@ -34,6 +34,7 @@ from sessionview.core.edit.writeback import ChangedWhileChecked, Outcome
 if TYPE_CHECKING:
     import subprocess  # only the summarizer runs a process (imported there, when it does)
 from sessionview.core.errors import AnotherWriter, Conflict, InvalidEdit, Refused
+from sessionview.core.session import JsonlSession
 from sessionview.core.store import backups, restore
 from sessionview.core.store.backup_copy import verified_chunks
 from sessionview.core.store.paths import default_root
@@ -266,10 +267,11 @@ def _loaded_key(session: Editable) -> Key | None:
 
 def _mid_write(session: Editable) -> bool:
     """Whether a freshly loaded JSONL file looks like a rewrite in place caught midway: empty, or its last
-    byte not a newline (Brute ends every line with one)."""
-    source = getattr(getattr(session, "doc", None), "source", None)
-    if source is None:
+    byte not a newline (Brute ends every line with one). Other formats: no (a LittleGhost store's ``doc`` is
+    built from its parsed messages, never cut)."""
+    if not isinstance(session, JsonlSession):
         return False
+    source = session.doc.source
     try:
         return source.size == 0 or source.read(source.size - 1, 1) != b"\n"
     except (OSError, ValueError, SourceChanged):

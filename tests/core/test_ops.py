@@ -188,57 +188,35 @@ def test_a_refusal_on_a_file_caught_mid_rewrite_is_retried(tmp_path):
     assert result == "delete #2"
 
 
-def test_a_refusal_on_an_empty_file_waits_out_a_preempted_rewriter(tmp_path):
-    """An agent preempted between its truncation and its first write leaves the file empty for longer than
-    the usual quiet moment (seen under load in the rewriter bench): an empty file's refusal waits longer."""
+_FULL = b'{"role":"user","content":"a"}\n{"role":"assistant","content":"b"}\n{"role":"user","content":"c"}\n'
+
+
+@pytest.mark.parametrize(("caught", "records"), [(b"", 0), (_FULL[:40], 2)], ids=["empty", "cut mid-line"])
+def test_a_refusal_on_a_file_caught_mid_write_waits_out_a_preempted_rewriter(tmp_path, caught, records):
+    """An agent preempted between its truncation and its first write (the file empty), or after its first
+    buffered write (a prefix that ends inside a line), leaves the file so for longer than the usual quiet
+    moment (seen under load in the rewriter bench): such a file's refusal waits longer."""
     import threading
 
     from sessionview.core.errors import InvalidEdit
     from sessionview.core.store import stable
 
     p = tmp_path / "s.jsonl"
-    p.write_bytes(b"")
+    p.write_bytes(caught)
     os.utime(p, (1, 1))
-    full = b'{"role":"user","content":"a"}\n{"role":"assistant","content":"b"}\n'
     calls = []
-    delay = (stable.QUIET + stable.MID_WRITE_QUIET) / 2  # past the usual quiet moment, within the empty file's
+    delay = (stable.QUIET + stable.MID_WRITE_QUIET) / 2  # past the usual quiet moment, within the longer one
     assert stable.QUIET < delay < stable.MID_WRITE_QUIET
 
     def plan(session):
         calls.append(len(session))
-        if len(session) == 0:
-            threading.Timer(delay, p.write_bytes, (full,)).start()
-            raise InvalidEdit("range 2:2 is past the end: the session has 0 records")
-        return edits.plan_delete(session, 2, 2)
-
-    result = ops.run_with_retry(str(p), plan, lambda session, change: change.description)
-    assert calls == [0, 2]
-    assert result == "delete #2"
-
-
-def test_a_refusal_on_a_file_cut_mid_line_waits_out_a_preempted_rewriter(tmp_path):
-    """The same with a rewrite caught after its first buffered write: a prefix that ends inside a line."""
-    import threading
-
-    from sessionview.core.errors import InvalidEdit
-    from sessionview.core.store import stable
-
-    full = b'{"role":"user","content":"a"}\n{"role":"assistant","content":"b"}\n{"role":"user","content":"c"}\n'
-    p = tmp_path / "s.jsonl"
-    p.write_bytes(full[:40])  # the first line and part of the second
-    os.utime(p, (1, 1))
-    calls = []
-    delay = (stable.QUIET + stable.MID_WRITE_QUIET) / 2
-
-    def plan(session):
-        calls.append(len(session))
         if len(session) < 3:
-            threading.Timer(delay, p.write_bytes, (full,)).start()
+            threading.Timer(delay, p.write_bytes, (_FULL,)).start()  # the rest of the rewrite
             raise InvalidEdit(f"range 3:3 is past the end: the session has {len(session)} records")
         return edits.plan_delete(session, 3, 3)
 
     result = ops.run_with_retry(str(p), plan, lambda session, change: change.description)
-    assert calls == [2, 3]
+    assert calls == [records, 3]
     assert result == "delete #3"
 
 
