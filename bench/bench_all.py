@@ -230,7 +230,7 @@ class Bench:
             for _ in range(self.a.runs):
                 # The floor waits as long as the op does before it writes: this machine (a VM with free page
                 # reporting) hands memory freed seconds ago back to its host, and touching it again costs
-                # 1.4-2.2 s of system time per GiB against 0.3 s for memory freed just now (a `cp` of 1 GiB
+                # 1.0-2.2 s of system time per GiB against 0.3 s for memory freed just now (a `cp` of 1 GiB
                 # right after an `rm` of 1 GiB, then after 3 s of sleep). Both write a new GiB of page cache.
                 fw, fc = self.cp_fsync_cpu(self.path, quiet=self.a.settle)
                 floors.append(fw)
