@@ -20,7 +20,7 @@ probably still at it, and the follower waits up to ``grace`` for that too.
 A new file at the path (a temp file renamed over it, as sessionview's own saves do) whose content starts
 with exactly the reported bytes is an append as well: the follower reports :class:`Renamed`, follows the new
 file from the same offset and reports its new lines as :class:`Appended` (``rewritten``). The check reads
-the new file's first ``offset`` bytes once and compares them (their sha256, kept up to date as lines are
+the new file's first ``offset`` bytes once and compares them (their hash, kept up to date as lines are
 reported, beyond ``verify_limit``). Any other new file is :class:`Replaced`.
 
 A rewrite (or a new file) that brings Brute compaction markers that were not in the reported content
@@ -55,7 +55,7 @@ from sessionview.core.tail_events import (  # the events are part of this module
 )
 
 if TYPE_CHECKING:
-    import hashlib
+    from sessionview.core.doc.digest import Hasher
 
 DEFAULT_VERIFY_LIMIT = 1 << 20  # keep the whole reported prefix up to this size
 DEFAULT_WINDOW = 64 * 1024  # beyond that, compare its first and last bytes
@@ -96,7 +96,7 @@ class Follower:
     """
 
     _shown: bytearray | None  # the reported prefix while it is small; None: only its head and tail are kept
-    _hash: "hashlib._Hash | None"  # of [0, offset); None: not known (a huge prefix at start)
+    _hash: "Hasher | None"  # of [0, offset); None: not known (a huge prefix at start)
     _lines: int | None  # complete lines in [0, offset)
     _markers: dict[bytes, str] | None  # digest of each reported marker line: its marker
 
@@ -156,12 +156,12 @@ class Follower:
     def _reset(self, offset: int = 0) -> None:
         self.offset = offset  # just past the last reported complete line
         self._scanned = offset  # bytes searched for a newline
-        import hashlib
+        from sessionview.core.doc import digest
 
         self._shown = bytearray()
         self._head = b""
         self._tail = b""
-        self._hash = hashlib.sha256()
+        self._hash = digest.new()
         self._lines = 0
         self._markers = {}
         self._pending_size = 0
@@ -341,7 +341,7 @@ class Follower:
         """Whether ``read`` (another file, at least ``offset`` bytes long) starts with the reported bytes.
 
         Reads its first ``offset`` bytes at most once: compared with the kept prefix while it is small,
-        otherwise its windows first, then its sha256."""
+        otherwise its windows first, then its hash."""
         n = self.offset
         if n == 0:
             return True
@@ -350,9 +350,9 @@ class Follower:
         if read(0, len(self._head)) != self._head or read(n - len(self._tail), len(self._tail)) != self._tail:
             return False
         if self._hash is not None:
-            import hashlib
+            from sessionview.core.doc import digest
 
-            h = hashlib.sha256()
+            h = digest.new()
             for pos in range(0, n, CHUNK):
                 h.update(read(pos, min(CHUNK, n - pos)))
             return h.digest() == self._hash.digest()

@@ -55,7 +55,7 @@ def test_the_backup_is_the_replaced_inode_and_restores_exactly(session, state):
     assert (st.st_dev, st.st_ino) == (before.st_dev, before.st_ino)  # no byte copied
     assert st.st_nlink == 1 and stat.S_IMODE(st.st_mode) == 0o600  # only the backup names it now; private
     assert pathlib.Path(b.path).read_bytes() == OLD
-    assert backup_copy.read_record(b.path) == (len(OLD), __import__("hashlib").sha256(OLD).hexdigest())
+    assert backup_copy.read_record(b.path) == (len(OLD), "xxh3-128", __import__("xxhash").xxh3_128(OLD).hexdigest())
     restore.restore(session, root=session.parent, state_dir=state, backup=b)
     assert session.read_bytes() == OLD
     assert pathlib.Path(b.path).read_bytes() == OLD  # restoring reads the backup, never moves it into place
@@ -86,6 +86,36 @@ def test_a_backup_that_changed_is_not_restored(session, state):
     with pytest.raises(backup_copy.BackupChanged):
         restore.restore(session, root=session.parent, state_dir=state, backup=b)
     assert session.read_bytes() == edited
+
+
+@pytest.mark.parametrize("changed", [False, True])
+def test_a_backup_recorded_by_an_older_version_is_checked_against_its_sha256(session, state, changed):
+    import hashlib
+
+    b = save_edit(session, b'{"role":"user","content":"edited"}', state_dir=state).backup
+    edited = session.read_bytes()
+    os.unlink(b.path + backup_copy.RECORD)  # as an older version recorded it: <name>.bak.sha256, "<size> <hex>"
+    pathlib.Path(b.path + ".sha256").write_text(f"{len(OLD)} {hashlib.sha256(OLD).hexdigest()}\n")
+    assert backup_copy.read_record(b.path) == (len(OLD), "sha256", hashlib.sha256(OLD).hexdigest())
+    if changed:
+        with open(b.path, "r+b") as f:
+            f.write(b"{")
+            f.write(b'"role":"user","content":"HELLO"}')
+        with pytest.raises(backup_copy.BackupChanged, match="sha256"):
+            restore.restore(session, root=session.parent, state_dir=state, backup=b)
+        assert session.read_bytes() == edited
+    else:
+        restore.restore(session, root=session.parent, state_dir=state, backup=b)
+        assert session.read_bytes() == OLD
+
+
+def test_pruning_a_backup_removes_its_record_of_either_version(session, state):
+    old = save_edit(session, b'{"role":"user","content":"one"}', state_dir=state).backup
+    pathlib.Path(old.path + ".sha256").write_text("1 " + "0" * 64 + "\n")  # left by an older version too
+    save_edit(session, b'{"role":"user","content":"two"}', state_dir=state)
+    report = retention.prune(retention=retention.Retention(1, 0), state_dir=state)
+    assert [b.path for b in report.removed] == [old.path]
+    assert not any(os.path.exists(old.path + suffix) for suffix in ("", backup_copy.RECORD, ".sha256"))
 
 
 def test_bytes_appended_to_the_old_inode_after_the_record_are_not_restored(session, state):
@@ -160,7 +190,7 @@ def test_a_save_stopped_between_link_and_rename_does_not_make_the_file_hard_link
     os.chmod(state, 0o700)
     fd = os.open(session, os.O_RDONLY)
     try:
-        backups.write_backup(fd, str(session), state_dir=state, verify=(len(OLD), __import__("hashlib").sha256(OLD).hexdigest()), link=True)
+        backups.write_backup(fd, str(session), state_dir=state, verify=(len(OLD), __import__("xxhash").xxh3_128(OLD).hexdigest()), link=True)
     finally:
         os.close(fd)
     assert os.stat(session).st_nlink == 2  # as a save killed right after its link leaves it

@@ -71,7 +71,7 @@ def test_structured_bytes_round_trip_through_a_file(tmp_path_factory, parts):
     doc = Document.load(path)
     try:
         assert doc.to_bytes() == data
-        assert doc.source_digest() == __import__("hashlib").sha256(data).hexdigest()
+        assert doc.source_digest() == __import__("xxhash").xxh3_128(data).hexdigest()
     finally:
         doc.close()
 
@@ -121,19 +121,15 @@ def test_open_regular_refuses_directories_and_fifos_without_blocking(tmp_path):
         open_regular(fifo)  # O_NONBLOCK: would hang forever otherwise
 
 
-@pytest.mark.parametrize("sizes", [[], [7], [7, 1], [3, 0, 5, 9, 2, 11]])
-def test_the_parallel_hash_is_the_sha256_of_its_chunks_in_order(sizes):
-    import hashlib
-    import threading
+@pytest.mark.parametrize("data", [b"", b"\xef\xbb\xbf", b"one\n", b"\xef\xbb\xbfa\nbb\n\nccc", b"x\n" * 40 + b"tail"])
+@pytest.mark.parametrize("chunk", [1, 3, 7, 1 << 20])
+def test_the_hash_taken_while_indexing_is_xxh3_of_every_byte_in_order(monkeypatch, data, chunk):
+    import xxhash
 
-    from sessionview.core.doc.linescan import ParallelHash
+    from sessionview.core.doc import linescan
+    from sessionview.core.doc.document import Source
 
-    chunks = [bytes([65 + i]) * n for i, n in enumerate(sizes)]
-    before = threading.active_count()
-    h = ParallelHash(depth=1)
-    for c in chunks[:1]:
-        h.update(c)
-    assert threading.active_count() == before  # one chunk (most files): hashed here, no thread
-    for c in chunks[1:]:
-        h.update(c)
-    assert h.finish().hexdigest() == hashlib.sha256(b"".join(chunks)).hexdigest()
+    monkeypatch.setattr(linescan, "CHUNK", chunk)  # line ends and the BOM across chunk boundaries
+    source = Source.from_reader(lambda offset, size: data[offset : offset + size], len(data))
+    assert source.hexdigest == xxhash.xxh3_128(data).hexdigest()
+    assert Source.from_reader(lambda offset, size: data[offset : offset + size], len(data), digest=False).hexdigest is None

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import fnmatch
-import hashlib
 import itertools
 import json
 import os
@@ -17,6 +16,8 @@ import sys
 import time
 
 import pytest
+
+import xxhash
 
 from sessionview.core.store import backups, paths, save, tmpfiles, writers, steps as save_steps
 from sessionview.core.store.stamp import stamp_bytes, stamp_document, stamp_file
@@ -125,7 +126,7 @@ def test_stamp_document_matches_the_bytes(session):
     doc, st = load(session)
     s = os.stat(session)
     assert (st.dev, st.ino, st.size, st.mtime_ns) == (s.st_dev, s.st_ino, len(OLD), s.st_mtime_ns)
-    assert st.sha256 == hashlib.sha256(OLD).hexdigest()
+    assert st.hexdigest == xxhash.xxh3_128(OLD).hexdigest()
     assert st.real_path == str(session.resolve())
     assert stamp_bytes(session, OLD) == st
     assert stamp_file(session) == st
@@ -168,7 +169,7 @@ def test_atomic_write_keeps_mode_owner_and_leaves_no_temp(session, tmp_path, hoo
     assert session.read_bytes() == new.to_bytes()
     assert temps(tmp_path) == []
     assert r.stamp == stamp_file(session)
-    assert r.stamp.sha256 == hashlib.sha256(session.read_bytes()).hexdigest()
+    assert r.stamp.hexdigest == xxhash.xxh3_128(session.read_bytes()).hexdigest()
     assert r.size == len(session.read_bytes())
     doc.close()
 
@@ -355,7 +356,7 @@ def test_appends_during_the_save_are_carried_in_order(session, tmp_path, hook):
     assert session.read_bytes() == new.to_bytes() + b'{"n":1}\n{"n":2}\n{"n":3}\n'
     assert r.carried_bytes == 16 and r.lost_partial_bytes == 0
     assert r.stamp.size == r.size == len(session.read_bytes())
-    assert r.stamp.sha256 == hashlib.sha256(session.read_bytes()).hexdigest()
+    assert r.stamp.hexdigest == xxhash.xxh3_128(session.read_bytes()).hexdigest()
     doc.close()
 
 

@@ -50,9 +50,9 @@ def test_start_writeback_on_a_bad_descriptor_is_only_a_hint(tmp_path):
     fsio.start_writeback(-1, 0, 0)
 
 
-# -- the load's SHA-256 taken in the background ---------------------------------------------------------
+# -- the load's hash taken in the background ---------------------------------------------------------
 
-import hashlib  # noqa: E402
+import xxhash  # noqa: E402
 
 from proofhelpers import settle_at_once_or_skip  # noqa: E402
 
@@ -81,12 +81,12 @@ def _edit(n: int, text: bytes) -> Change:
     return Change(f"edit #{n}", n, n, (Line(b'{"role":"user","content":"%s"}' % text, b"\n"),), (Line(LINES[n - 1][:-1], b"\n"),))
 
 
-def test_the_background_hash_equals_hashlib_over_the_file(big):
+def test_the_background_hash_equals_xxh3_over_the_file(big):
     s = open_editable(str(big))
     try:
         assert isinstance(s.stamp.digest, stamp.Digest)  # loaded without it, hashed in the background
-        assert s.doc.source.sha256 is None
-        assert s.stamp.sha256 == hashlib.sha256(OLD).hexdigest()
+        assert s.doc.source.hexdigest is None
+        assert s.stamp.hexdigest == xxhash.xxh3_128(OLD).hexdigest()
     finally:
         s.close()
 
@@ -95,14 +95,14 @@ def test_a_small_or_unsettled_file_is_hashed_while_loading(big, monkeypatch):
     monkeypatch.setattr(stamp, "DEFER_MIN", len(OLD) + 1)
     s = open_editable(str(big))
     try:
-        assert isinstance(s.stamp.digest, str) and s.stamp.sha256 == hashlib.sha256(OLD).hexdigest()
+        assert isinstance(s.stamp.digest, str) and s.stamp.hexdigest == xxhash.xxh3_128(OLD).hexdigest()
     finally:
         s.close()
     monkeypatch.setattr(stamp, "DEFER_MIN", 1)
     monkeypatch.setattr(proof, "SETTLE_NS", 10**18)  # nothing is ever settled
     s = open_editable(str(big))
     try:
-        assert isinstance(s.stamp.digest, str) and s.doc.source.sha256 is not None
+        assert isinstance(s.stamp.digest, str) and s.doc.source.hexdigest is not None
     finally:
         s.close()
 
@@ -117,7 +117,7 @@ def test_a_deferred_hash_records_the_hard_linked_backup_which_restores_exactly(b
         s.close()
     assert out.changed and out.result is not None and out.result.backup is not None
     b = out.result.backup
-    assert backup_copy.read_record(b.path) == (len(OLD), hashlib.sha256(OLD).hexdigest())
+    assert backup_copy.read_record(b.path) == (len(OLD), "xxh3-128", xxhash.xxh3_128(OLD).hexdigest())
     assert big.read_bytes() == b"".join(LINES[:2]) + b'{"role":"user","content":"EDITED"}\n' + b"".join(LINES[3:])
     ops.restore_newest(str(big))
     assert big.read_bytes() == OLD
@@ -130,7 +130,7 @@ def test_a_big_file_edited_through_a_symlink_is_hashed_and_saved(big):
     s = open_editable(str(link))
     try:
         assert isinstance(s.stamp.digest, stamp.Digest)
-        assert s.stamp.sha256 == hashlib.sha256(OLD).hexdigest()
+        assert s.stamp.hexdigest == xxhash.xxh3_128(OLD).hexdigest()
         out = writeback.commit(s, _edit(3, b"EDITED"), root=str(big.parent))
     finally:
         s.close()
@@ -148,7 +148,7 @@ def test_a_load_that_could_not_defer_its_hash_leaves_no_descriptor_open(big, mon
     before = len(os.listdir("/proc/self/fd"))
     s = open_editable(str(big))
     try:
-        assert s.stamp.sha256 == hashlib.sha256(OLD).hexdigest()
+        assert s.stamp.hexdigest == xxhash.xxh3_128(OLD).hexdigest()
     finally:
         s.close()
         s.doc.close()
@@ -174,7 +174,7 @@ def test_no_thread_to_be_had_means_a_hash_while_loading_and_no_descriptor_left(b
     before = len(os.listdir("/proc/self/fd"))
     s = open_editable(str(big), scan_ids=True)
     try:
-        assert s.stamp.sha256 == hashlib.sha256(OLD).hexdigest()
+        assert s.stamp.hexdigest == xxhash.xxh3_128(OLD).hexdigest()
     finally:
         s.close()
         s.doc.close()
@@ -262,7 +262,7 @@ def test_open_editable_starts_the_hash_and_the_escape_search_before_the_load(big
     s = open_editable(str(big), scan_ids=True)
     try:
         assert started == [True]  # one hash, begun before the load, used by the stamp
-        assert s.stamp.sha256 == hashlib.sha256(b"".join(ESCAPED)).hexdigest()
+        assert s.stamp.hexdigest == xxhash.xxh3_128(b"".join(ESCAPED)).hexdigest()
         if idscan._memmem_finder() is not None:
             assert s.doc.source in idscan._early
             assert idscan._early[s.doc.source].lines(s.doc.source) == {7, 150, 299}
@@ -288,7 +288,7 @@ def test_what_was_started_for_another_version_of_the_file_is_not_used(big, monke
     try:
         assert not stamp.adopt(s.doc, early)
         assert not idscan.adopt(s.doc.source, s.doc.loaded_stat, escapes)
-        assert s.stamp.sha256 == hashlib.sha256(other).hexdigest()
+        assert s.stamp.hexdigest == xxhash.xxh3_128(other).hexdigest()
         assert idscan.lines_mentioning(s.doc.source, ["call_1"]) == {7, 100}
     finally:
         s.close()

@@ -21,11 +21,12 @@ from array import array
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
 from sessionview.core.doc import linescan
-from sessionview.core.doc.linescan import ParallelHash, SourceChanged, closed_reader, scan_newlines, scan_newlines_split
+from sessionview.core.doc.digest import new as new_hash
+from sessionview.core.doc.linescan import SourceChanged, closed_reader, scan_newlines, scan_newlines_split
 from sessionview.core.values import Frozen
 
 if TYPE_CHECKING:
-    import hashlib
+    from sessionview.core.doc.digest import Hasher
 _set = object.__setattr__  # lines and records are frozen (sessionview.core.values: no dataclass to build at import)
 BOM = b"\xef\xbb\xbf"
 
@@ -84,16 +85,16 @@ class Source:
     """The loaded bytes of a file: line offsets plus a reader. Immutable once built."""
 
     def __init__(
-        self, read: Callable[[int, int], bytes], size: int, starts: array, bom: bytes, hash_state: "hashlib._Hash | None" = None
+        self, read: Callable[[int, int], bytes], size: int, starts: array, bom: bytes, hash_state: "Hasher | None" = None
     ) -> None:
         self._read = read
         self.size = size
         self.starts = starts  # start offset of every line (after the BOM for line 0)
         self.bom = bom
-        self._hash = hash_state  # sha256 of the ``size`` bytes as they were read while indexing
+        self._hash = hash_state  # the hash (:mod:`.digest`) of the ``size`` bytes as they were read while indexing
 
     @property
-    def sha256(self) -> str | None:
+    def hexdigest(self) -> str | None:
         return self._hash.hexdigest() if self._hash is not None else None
 
     @property
@@ -160,27 +161,24 @@ class Source:
         progress: Callable[[int], None] | None = None,
         digest: bool = True,
     ) -> "Source":
-        """Index ``size`` bytes. With ``digest``, the SHA-256 of exactly those bytes is taken in the same
-        pass, so a later save can tell whether the file still starts with what was loaded."""
+        """Index ``size`` bytes. With ``digest``, the hash (:mod:`.digest`) of exactly those bytes is taken in
+        the same pass, so a later save can tell whether the file still starts with what was loaded."""
         head = read(0, min(3, size))
         bom = BOM if head == BOM else b""
         begin = len(bom)
         starts = array("q")
-        hasher = ParallelHash() if digest else None
-        try:
-            if hasher is not None and bom:
-                hasher.update(bom)
-            if size > begin:
-                starts.append(begin)
-                if hasher is None and progress is None:  # nothing needs the bytes in order: on two cores
-                    scan_newlines_split(read, begin, size, starts)
-                else:
-                    scan_newlines(read, begin, size, starts, progress, hasher)
-                if starts[-1] == size:
-                    starts.pop()
-        finally:
-            state = hasher.finish() if hasher is not None else None
-        return cls(read, size, starts, bom, state)
+        hasher = new_hash() if digest else None
+        if hasher is not None and bom:
+            hasher.update(bom)
+        if size > begin:
+            starts.append(begin)
+            if hasher is None and progress is None:  # nothing needs the bytes in order: on two cores
+                scan_newlines_split(read, begin, size, starts)
+            else:
+                scan_newlines(read, begin, size, starts, progress, hasher)
+            if starts[-1] == size:
+                starts.pop()
+        return cls(read, size, starts, bom, hasher)
 
 
 def preader(fd: int) -> Callable[[int, int], bytes]:
@@ -254,8 +252,8 @@ class Document:
     ) -> "Document":
         """Index a regular file. The file descriptor stays open for on-demand reads.
 
-        ``digest=False`` skips the SHA-256 taken while indexing (it caps indexing at the hash's speed, about
-        2 GB/s): for read-only uses. A later ``stamp.stamp_document`` then hashes through the descriptor."""
+        ``digest=False`` skips the hash taken while indexing (:mod:`.digest`, about 10 GB/s): for read-only
+        uses, and for a file at rest that a save's stamp hashes alongside (:mod:`~sessionview.core.store.stamp`). A later ``stamp.stamp_document`` then hashes through the descriptor."""
         fd = open_regular(path)
         try:
             before = time.time_ns()  # for the save's proof that the file did not change (store.proof.settled)
@@ -408,11 +406,11 @@ class Document:
 
     # -- fingerprints -------------------------------------------------------------------------
     def source_digest(self) -> str:
-        """SHA-256 of the loaded bytes (the whole source, regardless of edits), as read while indexing."""
-        if self.source.sha256 is not None:
-            return self.source.sha256
-        import hashlib  # (here: OpenSSL's, ~4 ms, not before the first screen)
-        h = hashlib.sha256()
+        """The hash (:mod:`.digest`) of the loaded bytes (the whole source, regardless of edits), as read while
+        indexing, else read now."""
+        if self.source.hexdigest is not None:
+            return self.source.hexdigest
+        h = new_hash()
         if self.source.bom:
             h.update(self.source.bom)
         if self.source.count:

@@ -12,10 +12,9 @@ from array import array
 from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
-    import hashlib
-    from concurrent.futures import Future, ThreadPoolExecutor
+    from sessionview.core.doc.digest import Hasher
 
-__all__ = ["CHUNK", "SourceChanged", "ParallelHash", "scan_newlines", "scan_newlines_split", "ScanLimit", "tail_line_starts"]
+__all__ = ["CHUNK", "SourceChanged", "scan_newlines", "scan_newlines_split", "ScanLimit", "tail_line_starts"]
 
 #: bytes read at a time (tests lower it to put line ends across chunk boundaries)
 CHUNK = 4 * 1024 * 1024
@@ -30,52 +29,13 @@ def closed_reader(offset: int, size: int) -> bytes:
     raise ValueError("read of a closed session's file")
 
 
-class ParallelHash:
-    """SHA-256 fed from a second thread: hashlib releases the GIL, so hashing overlaps the newline scan.
-
-    At most ``depth`` chunks wait, so memory stays bounded whichever side is slower. The first chunk is hashed
-    here: a file of one chunk (most sessions) starts no thread, nor imports ``concurrent.futures`` (and
-    ``logging`` with it, ~4 ms); the thread starts with the second.
-    """
-
-    def __init__(self, depth: int = 3) -> None:
-        import hashlib  # here: OpenSSL's (~4 ms) is not needed before the first screen
-
-        self.h = hashlib.sha256()
-        self._pool: ThreadPoolExecutor | None = None
-        self._fed = False
-        self._pending: list[Future[None]] = []
-        self._depth = depth
-
-    def update(self, chunk: bytes) -> None:
-        if not self._fed:
-            self._fed = True
-            self.h.update(chunk)
-            return
-        if self._pool is None:
-            from concurrent.futures import ThreadPoolExecutor  # here: it imports logging, which `show` never needs
-
-            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sv-hash")
-        self._pending.append(self._pool.submit(self.h.update, chunk))
-        if len(self._pending) > self._depth:
-            self._pending.pop(0).result()
-
-    def finish(self) -> "hashlib._Hash":
-        for f in self._pending:
-            f.result()
-        self._pending.clear()
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-        return self.h
-
-
 def scan_newlines(
     read: Callable[[int, int], bytes],
     start: int,
     end: int,
     out: array,
     progress: Callable[[int], None] | None = None,
-    hasher: ParallelHash | None = None,
+    hasher: "Hasher | None" = None,
 ) -> None:
     """Append to ``out`` the offset just past every ``\\n`` in ``[start, end)``.
 

@@ -9,12 +9,12 @@ given the original's mode.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from sessionview.core.doc import digest
 from sessionview.core.doc.linescan import SourceChanged
 from sessionview.core.doc.pairing import pair
 from sessionview.core.errors import Refused
@@ -59,11 +59,11 @@ def fork_bytes(session: Any, n: int) -> Iterator[bytes]:
     source = doc.source
     yield from (doc.splice(n + 1, len(doc), []) if n < len(doc) else doc).iter_bytes()
     # the bytes were read again from the file: make sure it still holds what was indexed
-    if source.sha256 is not None:
-        h = hashlib.sha256(source.bom)
+    if source.hexdigest is not None:
+        h = digest.new(source.bom)
         for chunk in source.iter_bytes(0, source.count):
             h.update(chunk)
-        if h.hexdigest() != source.sha256:
+        if h.hexdigest() != source.hexdigest:
             raise SourceChanged(f"{session.path}: changed while it was forked")
 
 

@@ -8,28 +8,31 @@
 * Otherwise a **reflink** (the ``FICLONE`` ioctl: shared extents on btrfs, XFS, ...), else
   ``os.copy_file_range`` (an in-kernel copy), else a plain read/write copy.
 
-Every backup gets a record beside it, ``<name>.bak.sha256``, holding its size and SHA-256 (``"<size>
-<hex>\\n"``), written before the ``.bak`` name appears. :func:`verified_chunks` streams a backup for a
+Every backup gets a record beside it, ``<name>.bak.sum``, holding its size and hash (``"<size> xxh3-128
+<hex>\\n"``, :mod:`~sessionview.core.doc.digest`), written before the ``.bak`` name appears. :func:`verified_chunks` streams a backup for a
 restore and refuses it when its first ``size`` bytes no longer hash to the record: a process that opened
 the session by name just before the rename could still have written to the old inode, so only those
-``size`` bytes are ever restored. Backups without a record (made by an older version) are restored whole.
+``size`` bytes are ever restored. A record made by an older version, ``<name>.bak.sha256`` (``"<size> <hex>"``),
+holds a SHA-256 and is checked as such; backups without a record at all are restored whole.
 """
 
 from __future__ import annotations
 
 import errno
 import fcntl
-import hashlib
 import os
 from typing import Callable, Iterator
 
+from sessionview.core.doc import digest
 from sessionview.core.errors import Conflict, SaveError
 from sessionview.core.store.fsio import NO_LIMIT, O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK, Limit, read_range, write_all
 
-__all__ = ["FICLONE", "RECORD", "BackupChanged", "link", "link_named", "copy", "write_record", "read_record", "verified_chunks"]
+__all__ = ["FICLONE", "RECORD", "RECORDS", "BackupChanged", "link", "link_named", "copy", "write_record", "read_record", "verified_chunks"]
 
 FICLONE = 0x40049409  # _IOW(0x94, 9, int)
-RECORD = ".sha256"  # suffix of the record beside a .bak file
+RECORD = ".sum"  # suffix of the record beside a .bak file
+LEGACY_RECORD = ".sha256"  # the record of an older version: a SHA-256
+RECORDS = (RECORD, LEGACY_RECORD)  # every suffix a record may have (a pruned backup loses them all)
 _NO_LINK = (errno.EXDEV, errno.EPERM, errno.EACCES, errno.EMLINK, errno.ENOTSUP, getattr(errno, "EOPNOTSUPP", -1), errno.ENOENT)
 
 
@@ -113,7 +116,7 @@ def copy(
 ) -> tuple[int, str, str]:
     """Copy everything readable through ``src_fd`` into the empty ``dst_fd`` (not opened O_APPEND), then
     check that its first ``check[0]`` bytes hash to ``check[1]`` (else :class:`Conflict`: the file was
-    rewritten during the save). Returns the size copied, the SHA-256 of all of it and how (``reflink``,
+    rewritten during the save). Returns the size copied, the hash of all of it and how (``reflink``,
     ``copy_file_range`` or ``copy``)."""
     how = "reflink"
     if _clone(src_fd, dst_fd):
@@ -129,7 +132,7 @@ def copy(
                 write_all(dst_fd, chunk, size, limit)
                 size += len(chunk)
                 step("backup:write")
-    h = hashlib.sha256()
+    h = digest.new()
     got = 0
     prefix = None
     for chunk in read_range(dst_fd, 0, None):
@@ -141,7 +144,7 @@ def copy(
             h.update(chunk)
         got += len(chunk)
     if check[0] == 0:
-        prefix = hashlib.sha256().hexdigest()
+        prefix = digest.new().hexdigest()
     if got < check[0] or prefix != check[1]:
         raise Conflict(f"conflict: {who} changed on disk during the save (rewritten by another program); nothing was written", who)
     return size, h.hexdigest(), how
@@ -151,7 +154,7 @@ def write_record(dir_fd: int, name: str, size: int, hexdigest: str) -> None:
     """Create ``name + RECORD`` exclusively (FileExistsError: the name is taken) and sync it."""
     fd = os.open(name + RECORD, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600, dir_fd=dir_fd)
     try:
-        write_all(fd, f"{size} {hexdigest}\n".encode())
+        write_all(fd, f"{size} {digest.NAME} {hexdigest}\n".encode())
         os.fsync(fd)
     except BaseException:
         os.close(fd)
@@ -166,19 +169,32 @@ def write_record(dir_fd: int, name: str, size: int, hexdigest: str) -> None:
             os.close(fd)
 
 
-def read_record(path: str) -> tuple[int, str] | None:
-    """The (size, sha256) recorded for the backup at ``path``, or None (no record, or not one of ours)."""
-    try:
-        fd = os.open(path + RECORD, os.O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        text = os.read(fd, 200).decode("ascii", "replace").split()
-    finally:
-        os.close(fd)
-    if len(text) != 2 or not text[0].isdigit() or len(text[1]) != 64:
-        return None
-    return int(text[0]), text[1]
+def read_record(path: str) -> tuple[int, str, str] | None:
+    """The (size, hash name, hex digest) recorded for the backup at ``path``, or None (no record, or not one of
+    ours): ``xxh3-128`` in a record of this version, ``sha256`` in one of an older version."""
+    for suffix in RECORDS:
+        try:
+            fd = os.open(path + suffix, os.O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            text = os.read(fd, 200).decode("ascii", "replace").split()
+        finally:
+            os.close(fd)
+        if suffix == RECORD and len(text) == 3 and text[0].isdigit() and text[1] == digest.NAME and digest.is_hex(text[2]):
+            return int(text[0]), text[1], text[2]
+        if suffix == LEGACY_RECORD and len(text) == 2 and text[0].isdigit() and len(text[1]) == 64:
+            return int(text[0]), "sha256", text[1]
+        return None  # a record that is not one of ours
+    return None
+
+
+def _hasher(name: str) -> "digest.Hasher":
+    if name == "sha256":
+        import hashlib
+
+        return hashlib.sha256()
+    return digest.new()
 
 
 def verified_chunks(path: str, fd: int, given: str | None = None) -> Iterator[bytes]:
@@ -189,8 +205,8 @@ def verified_chunks(path: str, fd: int, given: str | None = None) -> Iterator[by
     if record is None:
         yield from read_range(fd, 0, None)
         return
-    size, hexdigest = record
-    h = hashlib.sha256()
+    size, name, hexdigest = record
+    h = _hasher(name)
     got = 0
     for chunk in read_range(fd, 0, size):
         h.update(chunk)
@@ -199,6 +215,6 @@ def verified_chunks(path: str, fd: int, given: str | None = None) -> Iterator[by
     if got != size or h.hexdigest() != hexdigest:
         raise BackupChanged(
             f"refused: the backup {path} no longer holds what was saved (its first {size} bytes do not match "
-            "the SHA-256 recorded with it); nothing was restored",
+            f"the hash ({name}) recorded with it); nothing was restored",
             given,
         )

@@ -19,7 +19,7 @@ from sessionview.core.doc.linescan import SourceChanged
 from sessionview.core.errors import AttributesNotKept
 
 if TYPE_CHECKING:
-    import hashlib
+    from sessionview.core.doc.digest import Hasher
 
 __all__ = [
     "CHUNK",
@@ -75,11 +75,12 @@ def read_all(fd: int, start: int) -> bytes:
     return b"".join(read_range(fd, start, None))
 
 
-def hash_range(fd: int, start: int, end: int) -> tuple["hashlib._Hash", int]:
-    """The SHA-256 of bytes ``[start, end)`` of ``fd`` and how many there were (fewer: the file is shorter)."""
-    import hashlib  # here: the first screen imports this module and never hashes
+def hash_range(fd: int, start: int, end: int) -> tuple["Hasher", int]:
+    """The hash (:mod:`~sessionview.core.doc.digest`) of bytes ``[start, end)`` of ``fd`` and how many there
+    were (fewer: the file is shorter)."""
+    from sessionview.core.doc import digest  # here: the first screen imports this module and never hashes
 
-    h = hashlib.sha256()
+    h = digest.new()
     got = 0
     for chunk in read_range(fd, start, end):
         h.update(chunk)
@@ -87,8 +88,8 @@ def hash_range(fd: int, start: int, end: int) -> tuple["hashlib._Hash", int]:
     return h, got
 
 
-def hash_prefix(fd: int, size: int) -> tuple["hashlib._Hash", int]:
-    """The SHA-256 of the first ``size`` bytes of ``fd`` and how many there were (fewer: the file is shorter)."""
+def hash_prefix(fd: int, size: int) -> tuple["Hasher", int]:
+    """The hash of the first ``size`` bytes of ``fd`` and how many there were (fewer: the file is shorter)."""
     return hash_range(fd, 0, size)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -11,6 +10,8 @@ from sessionview.core.store.stamp import Digest
 
 if TYPE_CHECKING:
     from concurrent.futures import Future  # (imported by a save that hashes: not by one the stat proves)
+
+    from sessionview.core.doc.digest import Hasher
 
 __all__ = ["Loaded"]
 
@@ -21,15 +22,15 @@ class Loaded:
 
     appended: bytes
     size: int  # R: the stamp's size plus the appended bytes
-    digest: "str | Digest"  # h_R: their hash (a stamp's, maybe still being taken: read :attr:`sha256`)
+    digest: "str | Digest"  # h_R: their hash (a stamp's, maybe still being taken: read :attr:`hexdigest`)
     st: os.stat_result
-    prefix: "Future[tuple[hashlib._Hash, int]] | None" = None  # the stamp's prefix, still being hashed
+    prefix: "Future[tuple[Hasher, int]] | None" = None  # the stamp's prefix, still being hashed
     #: a settled stat of a file system that keeps ctime (:mod:`.proof`), taken before the content was proven
     #: to be R/h_R: while the file's stat stays this, it still is (no hashing); None: hash to recheck
     ref: os.stat_result | None = None
     proven_by_stat: bool = False  # the stamp's stat proved the content: nothing was hashed
 
     @property
-    def sha256(self) -> str:
+    def hexdigest(self) -> str:
         d = self.digest
         return d if isinstance(d, str) else d.result()

@@ -61,7 +61,7 @@ def _restore_from(
     except FileNotFoundError:
         raise Conflict(f"conflict: {given} changed on disk (it no longer exists); restore it by hand from "
                        f"{chosen.path}", given) from None
-    stamp = LoadStamp(given, stamp.real_path, stamp.dev, stamp.ino, stamp.size, stamp.mtime_ns, stamp.sha256)
+    stamp = LoadStamp(given, stamp.real_path, stamp.dev, stamp.ino, stamp.size, stamp.mtime_ns, stamp.hexdigest)
 
     def render(appended: bytes) -> Iterator[bytes]:
         yield from verified_chunks(chosen.path, src, given)  # a changed hard-linked backup raises before the rename

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from sessionview.core.store import backups as _backups
-from sessionview.core.store.backup_copy import RECORD
+from sessionview.core.store.backup_copy import RECORDS
 from sessionview.core.sizes import format_size, parse_size
 
 __all__ = ["Retention", "PruneReport", "prune", "prune_after_backup", "current_retention", "usage", "used_bytes"]
@@ -137,10 +137,11 @@ def prune(
             except OSError:
                 report.kept.append(b)
                 continue
-            try:
-                os.unlink(b.path + RECORD)
-            except OSError:
-                pass
+            for suffix in RECORDS:
+                try:
+                    os.unlink(b.path + suffix)
+                except OSError:
+                    pass
             gone.append(b)
         report.removed = gone
     return report

@@ -33,7 +33,6 @@ the replaced inode has no writer left); elsewhere those checks degrade to no-ops
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 import stat
 import time
@@ -76,6 +75,8 @@ from sessionview.core.store.writers import Writer, find_writers
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
 
+    from sessionview.core.doc.digest import Hasher
+
 __all__ = ["SaveResult", "Span", "Piece", "save", "SETTLE_TIMEOUT"]
 
 SETTLE_TIMEOUT = 1.0  # seconds to wait, after the rename, for writers of the old inode to finish
@@ -114,7 +115,7 @@ class _Save:
         self.rechecked_by_stat = False  # the recheck before the rename was proven by the stat, not hashed
 
     def background(self) -> ThreadPoolExecutor:
-        """One thread for hashing while the main thread writes or syncs (hashlib releases the GIL)."""
+        """One thread for hashing while the main thread writes or syncs (the hash lets go of the GIL)."""
         if self._pool is None:
             from concurrent.futures import ThreadPoolExecutor  # here: a save the stat proves hashes nothing
 
@@ -147,7 +148,7 @@ class _Save:
                 st.st_ino,
                 loaded.size,
                 st.st_mtime_ns,
-                loaded.sha256,
+                loaded.hexdigest,
                 st.st_ctime_ns,
                 loaded.proven_by_stat and self.stamp.settled,
             )
@@ -160,7 +161,7 @@ class _Save:
         st_pre = os.fstat(self.files.old_fd)
         made = self.back_up(loaded)
         pos_old, unsynced = self.catch_up(tmp, loaded, hold)
-        _ = loaded.sha256  # a hash taken in the background is joined before the rename at the latest (no backup)
+        _ = loaded.hexdigest  # a hash taken in the background is joined before the rename at the latest (no backup)
         self.replace(tmp, loaded.st)
         st_pre = self.after_own_changes(loaded, st_pre)
         cur = self.after_rename(tmp, pos_old, loaded, st_pre, made, unsynced)
@@ -225,9 +226,9 @@ class _Save:
         h.update(appended)
         return Loaded(appended, size, h.hexdigest(), st, ref=ref)
 
-    def prefix_hash(self, prefix: "Future[tuple[hashlib._Hash, int]]") -> "hashlib._Hash":
+    def prefix_hash(self, prefix: "Future[tuple[Hasher, int]]") -> "Hasher":
         h, got = prefix.result()
-        if got != self.stamp.size or h.hexdigest() != self.stamp.sha256:
+        if got != self.stamp.size or h.hexdigest() != self.stamp.hexdigest:
             raise changed_on_disk(self.given, f"its first {self.stamp.size} bytes differ from what was loaded")
         return h
 
@@ -268,11 +269,11 @@ class _Save:
             return tmp.same_as(self.files.old_fd)
         whole = h.copy()
         whole.update(hold)
-        return whole.hexdigest() == loaded.sha256
+        return whole.hexdigest() == loaded.hexdigest
 
     # step 3: re-check right before replacing, copying the backup at the same time -------------
     def back_up(self, loaded: Loaded) -> Backup | None:
-        R, h_R = loaded.size, loaded.sha256
+        R, h_R = loaded.size, loaded.hexdigest
         made = None
         if self.backup:
             try:
@@ -312,7 +313,7 @@ class _Save:
             self.rechecked_by_stat = True
             return True
         self.rechecked_by_stat = False
-        return prefix_matches(self.files.old_fd, loaded.size, loaded.sha256)
+        return prefix_matches(self.files.old_fd, loaded.size, loaded.hexdigest)
 
     def after_own_changes(self, loaded: Loaded, st_pre: os.stat_result) -> os.stat_result:
         """The stat the merge compares the replaced file with, once our backup link and rename moved its ctime.
@@ -383,7 +384,7 @@ class _Save:
         f = self.files
         merge = Merge(f, force=self.force, writers=self.writers, settle_timeout=self.settle_timeout)
         try:
-            cur = merge.run(tmp, pos_old, loaded.size, loaded.sha256, st_pre, made)
+            cur = merge.run(tmp, pos_old, loaded.size, loaded.hexdigest, st_pre, made)
         except Conflict:
             raise
         except Exception as exc:  # the new version is in place; report, never pretend it was not saved

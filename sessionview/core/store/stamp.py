@@ -1,10 +1,10 @@
 """Load stamps: what was loaded, enough to tell later whether the file on disk is still that file.
 
-The SHA-256 of a big file costs about 0.75 s per GiB. A file at rest (its ctime settled, on a file system
+Its hash (:mod:`~sessionview.core.doc.digest`) costs about 0.1 s per GiB, read and all. A file at rest (its ctime settled, on a file system
 that keeps ctime: :mod:`.proof`) may therefore be loaded without it (``digest=False``, see
 :func:`digest_deferrable`): its stamp then hashes it in a background thread (:class:`Digest`) while the save
 copies and syncs, and the hash counts only if the file's stat is still the one taken before it was loaded
-once all of it was read. Else the stamp's :attr:`LoadStamp.sha256` raises
+once all of it was read. Else the stamp's :attr:`LoadStamp.hexdigest` raises
 :class:`~sessionview.core.errors.Conflict` (the caller loads it again).
 """
 
@@ -27,8 +27,7 @@ from sessionview.core.store.proof import TRUSTED, fs_type, settled, trusts_ctime
 from sessionview.core.values import Frozen
 
 if TYPE_CHECKING:
-    import hashlib
-
+    from sessionview.core.doc.digest import Hasher
     from sessionview.core.doc.document import Document, Source
 
 __all__ = ["LoadStamp", "Digest", "adopt", "digest_deferrable", "deferred", "stamp_document", "stamp_bytes", "stamp_file"]
@@ -42,7 +41,7 @@ CHILD_CHUNK = 128 << 10  # bytes a forked digest reads at a time into one reused
 
 
 class Digest:
-    """The SHA-256 of the first ``size`` bytes of a file, hashed in a background thread through a descriptor of
+    """The hash (:mod:`~sessionview.core.doc.digest`) of the first ``size`` bytes of a file, hashed in a background thread through a descriptor of
     its own; it counts only while the file's stat stays ``st`` (settled, on a file system that keeps ctime).
 
     ``Digest(path, st, size)``, after a load with the stat ``st``: ``path`` is opened again (the same inode,
@@ -56,9 +55,9 @@ class Digest:
     file on two cores) and its GIL to itself."""
 
     def __init__(self, path: str, st: os.stat_result | None = None, size: int | None = None, *, apart: bool = False) -> None:
-        import hashlib  # here, before a thread or a child hashes (OpenSSL's, ~4 ms: not before the first screen)
+        from sessionview.core.doc import digest  # here, before a thread or a child hashes (not before the first screen)
 
-        self._sha256 = hashlib.sha256
+        self._new_hash = digest.new
         self.path = path
         self._value: str | None = None
         self._why = "it could not be hashed"
@@ -117,7 +116,7 @@ class Digest:
         if stat_key(os.fstat(fd)) != stat_key(self.st):
             self._why = changed
             return
-        h = self._sha256()
+        h = self._new_hash()
         got = 0
         if self._apart_child:
             got = _hash_reused(fd, self._size, h)
@@ -150,7 +149,7 @@ class Digest:
         got = data.decode("ascii", "replace")
         if ok is False:
             self._why = "the process hashing it failed"
-        elif got[:1] == "1" and len(got) == 65 and all(c in "0123456789abcdef" for c in got[1:]):
+        elif got[:1] == "1" and _is_hex(got[1:]):
             self._value = got[1:]
         elif got[:1] == "0":
             self._why = got[1:]
@@ -166,7 +165,7 @@ class Digest:
         return self._value
 
 
-def _hash_reused(fd: int, size: int, h: "hashlib._Hash") -> int:
+def _hash_reused(fd: int, size: int, h: "Hasher") -> int:
     """Feed ``h`` the first ``size`` bytes of ``fd``, read :data:`CHILD_CHUNK` at a time into one reused buffer
     (a small buffer stays in the CPU's cache, so this costs no more than hashing through a mapping, and a file
     truncated meanwhile is a short read, not a SIGBUS). Stops, short, when the parent has gone (nobody waits
@@ -189,6 +188,12 @@ def _hash_reused(fd: int, size: int, h: "hashlib._Hash") -> int:
     return got
 
 
+def _is_hex(text: str) -> bool:
+    from sessionview.core.doc import digest
+
+    return digest.is_hex(text)
+
+
 def _single_threaded() -> bool:
     """Whether this process may fork a child to hash: it has a single thread (a fork copies no other thread,
     and a lock one of them held would stay held in the child)."""
@@ -209,7 +214,7 @@ def adopt(doc: Document, digest: Digest) -> bool:
 
 
 def digest_deferrable(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is at rest, so it may be loaded without its SHA-256 (``Document.load(digest=False)``)
+    """Whether ``path`` is at rest, so it may be loaded without its hash (``Document.load(digest=False)``)
     and stamped with a :class:`Digest`: a regular file of :data:`DEFER_MIN` bytes or more whose ctime is
     settled, on a file system that keeps ctime. A loader checks the loaded document again (:func:`deferred`) and loads it with the digest if not."""
     try:
@@ -232,7 +237,7 @@ def deferred(doc: Document) -> bool:
     before = getattr(doc, "loaded_at_ns", None)
     return (
         doc.path is not None
-        and doc.source.sha256 is None
+        and doc.source.hexdigest is None
         and st is not None
         and before is not None
         and doc.source.size == st.st_size
@@ -252,7 +257,7 @@ class LoadStamp(Frozen):
     ino: int
     size: int
     mtime_ns: int
-    #: hex digest of the ``size`` loaded bytes, or the :class:`Digest` taking it (read :attr:`sha256`)
+    #: hex digest of the ``size`` loaded bytes, or the :class:`Digest` taking it (read :attr:`hexdigest`)
     digest: Union[str, Digest]
     #: the ctime of the stat taken before the bytes were read, and whether it was settled then
     #: (:func:`sessionview.core.store.proof.settled`): a save may then prove the file unchanged by its stat alone
@@ -265,7 +270,7 @@ class LoadStamp(Frozen):
             object.__setattr__(self, name, value)
 
     @property
-    def sha256(self) -> str:
+    def hexdigest(self) -> str:
         """Hex digest of the ``size`` loaded bytes (waits for a :class:`Digest`; :class:`Conflict` if it failed)."""
         d = self.digest
         return d if isinstance(d, str) else d.result()
@@ -319,19 +324,17 @@ def stamp_document(doc: Document) -> LoadStamp:
 
 def stamp_bytes(path: str | os.PathLike[str], data: bytes, st: os.stat_result | None = None) -> LoadStamp:
     """The stamp of a whole-file format loaded as ``data`` from ``path`` (``st``: its stat, if known)."""
-    import hashlib
+    from sessionview.core.doc import digest
 
     p = os.fspath(path)
     if st is None:
         st = os.stat(p)
-    return LoadStamp(
-        p, os.path.realpath(p), st.st_dev, st.st_ino, len(data), st.st_mtime_ns, hashlib.sha256(data).hexdigest()
-    )
+    return LoadStamp(p, os.path.realpath(p), st.st_dev, st.st_ino, len(data), st.st_mtime_ns, digest.hexdigest(data))
 
 
 def stamp_file(path: str | os.PathLike[str]) -> LoadStamp:
     """The stamp of the file as it is on disk now, hashed in chunks."""
-    import hashlib
+    from sessionview.core.doc import digest
 
     p = os.fspath(path)
     fd = os.open(p, os.O_RDONLY | O_CLOEXEC | O_NONBLOCK)
@@ -340,7 +343,7 @@ def stamp_file(path: str | os.PathLike[str]) -> LoadStamp:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise OSError(errno.EINVAL, "not a regular file", p)
-        h = hashlib.sha256()
+        h = digest.new()
         size = 0
         for chunk in read_range(fd, 0, None):
             h.update(chunk)
