@@ -91,7 +91,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     stream = _show_stream(args) if opener is open_file else None
     if stream is not None:
         return _show_streamed(args, stream, out)
-    session: Any = opener(args.file, digest=False)  # read-only: no SHA-256
+    session: Any = opener(args.file, digest=False)  # read-only: no hash
     try:
         first, last = show_range(args, len(session))
         views = iter_merged(session.views(first, last))
@@ -281,7 +281,7 @@ def _checked(path: str, opener: "Callable[..., Session]" = open_file) -> "tuple[
         if attempt:
             wait_quiet(path)
         try:
-            session = opener(path, digest=False)  # read-only: no SHA-256 while indexing
+            session = opener(path, digest=False)  # read-only: no hash while indexing
             try:
                 return session, checkpar.check(session) if isinstance(session, JsonlSession) else session.check()
             finally:

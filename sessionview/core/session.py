@@ -67,7 +67,7 @@ class JsonlSession(Session):
 
     @property
     def stamp(self) -> LoadStamp:
-        """What was loaded (inode, size, mtime and the SHA-256 taken while indexing), for safe saves.
+        """What was loaded (inode, size, mtime and the hash taken while indexing), for safe saves.
 
         Taken on first use and kept for as long as the document keeps the same source."""
         cached = self._stamp

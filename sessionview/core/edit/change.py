@@ -66,7 +66,7 @@ def open_editable(
 ) -> Editable:
     """Open ``path`` for editing (any supported format; ``opener(path, digest)`` opens a session).
 
-    A big JSONL file at rest is loaded without its SHA-256 (``digest=False``): a background thread started
+    A big JSONL file at rest is loaded without its hash (``digest=False``): a background thread started
     before the load hashes it while the load, the plan and the save's copy run, proven by the file's unchanged
     stat (:class:`~sessionview.core.store.stamp.Digest`). With ``scan_ids`` (the change will search tool ids:
     delete, truncate, compact), another thread finds the escapes the id search needs meanwhile

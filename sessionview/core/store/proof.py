@@ -13,8 +13,8 @@ same now as at a reference ``fstat``, nothing was written to it in between, prov
 * no process maps the file shared and writable: a write through such a mapping updates the times only at
   the first write fault after the page was written back, not at every store.
 
-Wherever this does not hold (or cannot be checked), the caller compares SHA-256 hashes instead: when in
-doubt, hash. Linux only; elsewhere :func:`trusts_ctime` is False.
+Wherever this does not hold (or cannot be checked), the caller compares hashes
+(:mod:`~sessionview.core.doc.digest`) instead: when in doubt, hash. Linux only; elsewhere :func:`trusts_ctime` is False.
 
 A save itself moves the replaced file's ctime twice (the backup's hard link, and the rename over its name).
 From its recheck to the merge after the rename, the save therefore relies on the settled mtime, which every

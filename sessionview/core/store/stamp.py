@@ -1,8 +1,9 @@
 """Load stamps: what was loaded, enough to tell later whether the file on disk is still that file.
 
-Its hash (:mod:`~sessionview.core.doc.digest`) costs about 0.1 s per GiB, read and all. A file at rest (its ctime settled, on a file system
-that keeps ctime: :mod:`.proof`) may therefore be loaded without it (``digest=False``, see
-:func:`digest_deferrable`): its stamp then hashes it in a background thread (:class:`Digest`) while the save
+A file's hash (:mod:`~sessionview.core.doc.digest`) costs about 0.1-0.2 s per GiB, read and all: not much,
+but on the path of an edit of a big file. A file at rest (its ctime settled, on a file system that keeps ctime:
+:mod:`.proof`) may be loaded without it (``digest=False``, see :func:`digest_deferrable`): its stamp then
+hashes it in the background (:class:`Digest`: a thread, or a forked process) while the save
 copies and syncs, and the hash counts only if the file's stat is still the one taken before it was loaded
 once all of it was read. Else the stamp's :attr:`LoadStamp.hexdigest` raises
 :class:`~sessionview.core.errors.Conflict` (the caller loads it again).
