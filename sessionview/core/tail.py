@@ -41,6 +41,7 @@ import stat
 import time
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
+from sessionview.core.doc.digest import new_hash
 from sessionview.core.doc.document import open_regular, preader
 from sessionview.core.fileaccess import FileAccess, OpenFile
 from sessionview.core.tail_events import (  # the events are part of this module's API
@@ -156,12 +157,10 @@ class Follower:
     def _reset(self, offset: int = 0) -> None:
         self.offset = offset  # just past the last reported complete line
         self._scanned = offset  # bytes searched for a newline
-        from sessionview.core.doc import digest
-
         self._shown = bytearray()
         self._head = b""
         self._tail = b""
-        self._hash = digest.new()
+        self._hash = new_hash()
         self._lines = 0
         self._markers = {}
         self._pending_size = 0
@@ -350,9 +349,7 @@ class Follower:
         if read(0, len(self._head)) != self._head or read(n - len(self._tail), len(self._tail)) != self._tail:
             return False
         if self._hash is not None:
-            from sessionview.core.doc import digest
-
-            h = digest.new()
+            h = new_hash()
             for pos in range(0, n, CHUNK):
                 h.update(read(pos, min(CHUNK, n - pos)))
             return h.digest() == self._hash.digest()

@@ -5,8 +5,8 @@ A save hashes what it loaded to tell later whether the file on disk still holds 
 is rebased, anything else refused), and a backup's record holds its hash so a restore can refuse a backup
 that changed. Both guard against accidents (another program writing the file), not against someone forging
 a collision: whoever could craft one can write the session anyway. XXH3-128 hashes about 10 GB/s where
-SHA-256 hashes 1.3-1.7 GB/s on the machines measured (:file:`bench/README.md`, session 23): at 1 GiB that
-is most of the CPU an edit spent besides copying.
+SHA-256 hashed 1.4-1.8 GB/s on the machines measured (:file:`bench/README.md`, sessions 22-23): at 1 GiB it
+was 0.9 s of the 3.4-3.7 s of CPU a ``delete`` spent.
 
 SHA-256 stays where a value leaves the program or another program defines it: the record hashes of
 ``--expect`` (a shell recipe prints them), LittleGhost's own digests, the names of the backup directories,
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-__all__ = ["NAME", "HEX_LENGTH", "Hasher", "new", "hexdigest", "is_hex"]
+__all__ = ["NAME", "HEX_LENGTH", "Hasher", "new_hash", "is_hex"]
 
 NAME = "xxh3-128"  # as written in a backup's record
 HEX_LENGTH = 32
@@ -30,7 +30,7 @@ class Hasher(Protocol):
     def hexdigest(self) -> str: ...
 
 
-def new(data: bytes | bytearray | memoryview = b"") -> Hasher:
+def new_hash(data: bytes | bytearray | memoryview = b"") -> Hasher:
     """A running hash, fed ``data`` first (``update`` lets go of the GIL, so a thread hashes alongside)."""
     import xxhash  # here: a first screen that hashes nothing never imports it (~1.5 ms)
 
@@ -38,10 +38,6 @@ def new(data: bytes | bytearray | memoryview = b"") -> Hasher:
     if data:
         h.update(data)
     return h
-
-
-def hexdigest(data: bytes | bytearray | memoryview) -> str:
-    return new(data).hexdigest()
 
 
 def is_hex(text: str) -> bool:

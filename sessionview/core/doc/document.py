@@ -21,7 +21,7 @@ from array import array
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
 from sessionview.core.doc import linescan
-from sessionview.core.doc.digest import new as new_hash
+from sessionview.core.doc.digest import new_hash
 from sessionview.core.doc.linescan import SourceChanged, closed_reader, scan_newlines, scan_newlines_split
 from sessionview.core.values import Frozen
 
@@ -253,7 +253,8 @@ class Document:
         """Index a regular file. The file descriptor stays open for on-demand reads.
 
         ``digest=False`` skips the hash taken while indexing (:mod:`.digest`, about 10 GB/s): for read-only
-        uses, and for a file at rest that a save's stamp hashes alongside (:mod:`~sessionview.core.store.stamp`). A later ``stamp.stamp_document`` then hashes through the descriptor."""
+        uses, and for a file at rest that a save's stamp hashes alongside (:mod:`~sessionview.core.store.stamp`).
+        A later ``stamp.stamp_document`` then hashes through the descriptor."""
         fd = open_regular(path)
         try:
             before = time.time_ns()  # for the save's proof that the file did not change (store.proof.settled)

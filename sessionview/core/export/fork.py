@@ -14,7 +14,7 @@ import stat
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from sessionview.core.doc import digest
+from sessionview.core.doc.digest import new_hash
 from sessionview.core.doc.linescan import SourceChanged
 from sessionview.core.doc.pairing import pair
 from sessionview.core.errors import Refused
@@ -60,7 +60,7 @@ def fork_bytes(session: Any, n: int) -> Iterator[bytes]:
     yield from (doc.splice(n + 1, len(doc), []) if n < len(doc) else doc).iter_bytes()
     # the bytes were read again from the file: make sure it still holds what was indexed
     if source.hexdigest is not None:
-        h = digest.new(source.bom)
+        h = new_hash(source.bom)
         for chunk in source.iter_bytes(0, source.count):
             h.update(chunk)
         if h.hexdigest() != source.hexdigest:

@@ -132,7 +132,7 @@ def copy(
                 write_all(dst_fd, chunk, size, limit)
                 size += len(chunk)
                 step("backup:write")
-    h = digest.new()
+    h = digest.new_hash()
     got = 0
     prefix = None
     for chunk in read_range(dst_fd, 0, None):
@@ -144,7 +144,7 @@ def copy(
             h.update(chunk)
         got += len(chunk)
     if check[0] == 0:
-        prefix = digest.new().hexdigest()
+        prefix = digest.new_hash().hexdigest()
     if got < check[0] or prefix != check[1]:
         raise Conflict(f"conflict: {who} changed on disk during the save (rewritten by another program); nothing was written", who)
     return size, h.hexdigest(), how
@@ -194,7 +194,7 @@ def _hasher(name: str) -> "digest.Hasher":
         import hashlib
 
         return hashlib.sha256()
-    return digest.new()
+    return digest.new_hash()
 
 
 def verified_chunks(path: str, fd: int, given: str | None = None) -> Iterator[bytes]:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Callable, Iterator
 
-from sessionview.core.doc import digest
+from sessionview.core.doc.digest import new_hash
 from sessionview.core.errors import SaveError
 from sessionview.core.store.fsio import (
     NO_LIMIT,
@@ -243,8 +243,8 @@ def write_backup(
 ) -> Backup:
     """A new backup of ``real_path`` holding everything readable through ``src_fd``.
 
-    ``verify=(size, hex digest)`` (:mod:`~sessionview.core.doc.digest`): the first ``size`` bytes must hash to that, else :class:`Conflict`
-    (the file was rewritten while the save was running) and no backup is kept. ``link``: the caller
+    ``verify=(size, hex digest)`` (:mod:`~sessionview.core.doc.digest`): the first ``size`` bytes must hash to
+    that, else :class:`Conflict` (the file was rewritten while the save was running) and no backup is kept. ``link``: the caller
     replaces the file by a rename and nobody else writes it, so a hard link to its inode may be the backup
     (:mod:`.backup_copy`; only with ``verify``, which the caller has just checked). Nothing is pruned here:
     the save applies the retention policy after (:func:`sessionview.core.store.retention.prune_after_backup`).
@@ -283,7 +283,7 @@ def _copied(
         step("backup:create")
         wfd = os.open(tmp, os.O_RDWR | O_CLOEXEC | O_NOFOLLOW, dir_fd=dir_fd)  # not O_APPEND: for copy_file_range
         try:
-            check = verify if verify is not None else (0, digest.new().hexdigest())
+            check = verify if verify is not None else (0, new_hash().hexdigest())
             size, whole, _how = backup_copy.copy(src_fd, wfd, check, limit=limit, step=step, who=who)
             os.fsync(wfd)
         finally:

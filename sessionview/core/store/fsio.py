@@ -15,6 +15,7 @@ import threading
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Callable, Iterator
 
+from sessionview.core.doc.digest import new_hash
 from sessionview.core.doc.linescan import SourceChanged
 from sessionview.core.errors import AttributesNotKept
 
@@ -78,9 +79,7 @@ def read_all(fd: int, start: int) -> bytes:
 def hash_range(fd: int, start: int, end: int) -> tuple["Hasher", int]:
     """The hash (:mod:`~sessionview.core.doc.digest`) of bytes ``[start, end)`` of ``fd`` and how many there
     were (fewer: the file is shorter)."""
-    from sessionview.core.doc import digest  # here: the first screen imports this module and never hashes
-
-    h = digest.new()
+    h = new_hash()
     got = 0
     for chunk in read_range(fd, start, end):
         h.update(chunk)

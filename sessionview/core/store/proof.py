@@ -14,7 +14,8 @@ same now as at a reference ``fstat``, nothing was written to it in between, prov
   the first write fault after the page was written back, not at every store.
 
 Wherever this does not hold (or cannot be checked), the caller compares hashes
-(:mod:`~sessionview.core.doc.digest`) instead: when in doubt, hash. Linux only; elsewhere :func:`trusts_ctime` is False.
+(:mod:`~sessionview.core.doc.digest`) instead: when in doubt, hash. Linux only; elsewhere :func:`trusts_ctime`
+is False.
 
 A save itself moves the replaced file's ctime twice (the backup's hard link, and the rename over its name).
 From its recheck to the merge after the rename, the save therefore relies on the settled mtime, which every

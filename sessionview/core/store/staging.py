@@ -12,7 +12,7 @@ import fcntl
 import os
 from typing import TYPE_CHECKING
 
-from sessionview.core.doc import digest
+from sessionview.core.doc.digest import new_hash
 from sessionview.core.store import backups
 from sessionview.core.store.fsio import Limit, copy_attrs, copy_span, hash_range, prefix_matches, read_range, same_bytes, write_all
 from sessionview.core.store.steps import step
@@ -33,7 +33,7 @@ class _Data:
     def __init__(self, dst: int) -> None:
         self.dst = dst
         self.length = 0
-        self.h = digest.new()  # (inline: ~10 GB/s, less than a hand-off to a thread costs)
+        self.h = new_hash()  # (inline: ~10 GB/s, less than a hand-off to a thread costs)
 
 
 class TempFile:
@@ -41,8 +41,8 @@ class TempFile:
 
     Bytes come from memory (:meth:`write`) or as spans of a source file copied in the kernel
     (:meth:`copy_from`), which never pass through Python. Each run of bytes from memory is hashed as it is
-    written; spans are recorded as ``(dst, length, src)``. :attr:`hash` is the hash (:mod:`~sessionview.core.doc.digest`) of the whole file
-    when it is known: always without spans, and with them only when made ``whole`` (the spans are then read
+    written; spans are recorded as ``(dst, length, src)``. :attr:`hash` is the hash
+    (:mod:`~sessionview.core.doc.digest`) of the whole file when it is known: always without spans, and with them only when made ``whole`` (the spans are then read
     back from the source and hashed too: an extra pass, for a caller that wants the new file's stamp).
     """
 
@@ -64,7 +64,7 @@ class TempFile:
             return self._whole
         if self.spans:
             return None
-        return self._data[0].h if self._data else digest.new()
+        return self._data[0].h if self._data else new_hash()
 
     def _record(self, data: bytes) -> None:
         last = self._data[-1] if self._data else None
@@ -96,7 +96,7 @@ class TempFile:
             raise ValueError("a temporary file copies from one source")
         if self._whole is None and self._whole_wanted:
             # no spans yet: the one run of bytes so far (if any) is all of it
-            self._whole = self._data[0].h.copy() if self._data else digest.new()
+            self._whole = self._data[0].h.copy() if self._data else new_hash()
         flags = fcntl.fcntl(self.fd, fcntl.F_GETFL)
         fcntl.fcntl(self.fd, fcntl.F_SETFL, flags & ~os.O_APPEND)  # copy_file_range refuses O_APPEND
         try:

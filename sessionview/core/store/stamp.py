@@ -20,6 +20,7 @@ import time
 import weakref
 from typing import TYPE_CHECKING, Union
 
+from sessionview.core.doc.digest import is_hex, new_hash
 from sessionview.core.doc.forkhalf import Child, start
 from sessionview.core.doc.linescan import SourceChanged
 from sessionview.core.errors import Conflict
@@ -42,8 +43,8 @@ CHILD_CHUNK = 128 << 10  # bytes a forked digest reads at a time into one reused
 
 
 class Digest:
-    """The hash (:mod:`~sessionview.core.doc.digest`) of the first ``size`` bytes of a file, hashed in a background thread through a descriptor of
-    its own; it counts only while the file's stat stays ``st`` (settled, on a file system that keeps ctime).
+    """The hash (:mod:`~sessionview.core.doc.digest`) of the first ``size`` bytes of a file, hashed in a
+    background thread through a descriptor of its own; it counts only while the file's stat stays ``st`` (settled, on a file system that keeps ctime).
 
     ``Digest(path, st, size)``, after a load with the stat ``st``: ``path`` is opened again (the same inode,
     or nothing). ``Digest(path)``, before the load: the stat is taken now and the load joins it when it read
@@ -56,9 +57,6 @@ class Digest:
     file on two cores) and its GIL to itself."""
 
     def __init__(self, path: str, st: os.stat_result | None = None, size: int | None = None, *, apart: bool = False) -> None:
-        from sessionview.core.doc import digest  # here, before a thread or a child hashes (not before the first screen)
-
-        self._new_hash = digest.new
         self.path = path
         self._value: str | None = None
         self._why = "it could not be hashed"
@@ -117,7 +115,7 @@ class Digest:
         if stat_key(os.fstat(fd)) != stat_key(self.st):
             self._why = changed
             return
-        h = self._new_hash()
+        h = new_hash()
         got = 0
         if self._apart_child:
             got = _hash_reused(fd, self._size, h)
@@ -150,7 +148,7 @@ class Digest:
         got = data.decode("ascii", "replace")
         if ok is False:
             self._why = "the process hashing it failed"
-        elif got[:1] == "1" and _is_hex(got[1:]):
+        elif got[:1] == "1" and is_hex(got[1:]):
             self._value = got[1:]
         elif got[:1] == "0":
             self._why = got[1:]
@@ -187,12 +185,6 @@ def _hash_reused(fd: int, size: int, h: "Hasher") -> int:
     finally:
         view.release()
     return got
-
-
-def _is_hex(text: str) -> bool:
-    from sessionview.core.doc import digest
-
-    return digest.is_hex(text)
 
 
 def _single_threaded() -> bool:
@@ -325,18 +317,14 @@ def stamp_document(doc: Document) -> LoadStamp:
 
 def stamp_bytes(path: str | os.PathLike[str], data: bytes, st: os.stat_result | None = None) -> LoadStamp:
     """The stamp of a whole-file format loaded as ``data`` from ``path`` (``st``: its stat, if known)."""
-    from sessionview.core.doc import digest
-
     p = os.fspath(path)
     if st is None:
         st = os.stat(p)
-    return LoadStamp(p, os.path.realpath(p), st.st_dev, st.st_ino, len(data), st.st_mtime_ns, digest.hexdigest(data))
+    return LoadStamp(p, os.path.realpath(p), st.st_dev, st.st_ino, len(data), st.st_mtime_ns, new_hash(data).hexdigest())
 
 
 def stamp_file(path: str | os.PathLike[str]) -> LoadStamp:
     """The stamp of the file as it is on disk now, hashed in chunks."""
-    from sessionview.core.doc import digest
-
     p = os.fspath(path)
     fd = os.open(p, os.O_RDONLY | O_CLOEXEC | O_NONBLOCK)
     try:
@@ -344,7 +332,7 @@ def stamp_file(path: str | os.PathLike[str]) -> LoadStamp:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise OSError(errno.EINVAL, "not a regular file", p)
-        h = digest.new()
+        h = new_hash()
         size = 0
         for chunk in read_range(fd, 0, None):
             h.update(chunk)
