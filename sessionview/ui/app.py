@@ -132,8 +132,9 @@ class SessionViewApp(App[int]):
         if listing:
             hosts = self._apply_keymap()  # the session list needs the config's [hosts] now
         else:
-            # one session: the user's keymap (and the dialog about mistakes in the configuration) after the first frame
-            self.call_after_frame(self._apply_keymap)
+            # one session: the user's keymap (and the dialog about mistakes in the configuration) after the first
+            # frame that shows it (on a busy machine a frame without its messages may go out before it)
+            self.call_after_frame(self._after_the_session_is_drawn)
         if self.remote is not None:
             self.remote.mount(self)
         elif listing:
@@ -152,6 +153,13 @@ class SessionViewApp(App[int]):
                 )
             )
         # else: one local session, the first screen itself (get_default_screen)
+
+    def _after_the_session_is_drawn(self) -> None:
+        transcript = getattr(self.screen, "transcript", None)  # the session screen's (not a remote one's yet)
+        if transcript is None:
+            self._apply_keymap()
+        else:
+            transcript.call_after_first_frame(self._apply_keymap)
 
     def _apply_keymap(self) -> dict[str, str]:
         """The user's ``[keymap]`` (binding id = keys) from the config file, if there is one. Mistakes in

@@ -50,10 +50,20 @@ PROBE = textwrap.dedent(
         seen = {}
 
         def first_frame():
-            seen["modules"] = sorted(sys.modules)
             seen["collector"] = gc.isenabled()
             seen["stack"] = [type(s).__name__ for s in app.screen_stack]
             seen["transcript_styled"] = len(styled)
+            drawn()
+
+        def drawn():
+            # the modules as of the first frame that draws the session: on a busy machine the frame before
+            # the worker's load is done may go out first (and shows no messages yet)
+            if app.screen.query_one(TranscriptView).model is None:
+                app.call_after_frame(drawn)
+                app.screen.refresh()
+                return
+            seen["modules"] = sorted(sys.modules)
+            seen["styled_when_drawn"] = len(styled)
 
         app.call_after_frame(first_frame)  # before the app's own: it runs first
         async with app.run_test(size=(120, 40)) as pilot:
