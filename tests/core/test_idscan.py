@@ -1,5 +1,6 @@
 """The integrity check's byte search for tool ids (core/edit/idscan.py) gives the same answers as the full
-pairing: for every id, every range, across chunk boundaries, with escaped ids and ids inside other ids."""
+pairing: for every id, every range, across chunk boundaries, with escaped ids and ids inside other ids; by
+either engine (``engine``): Hyperscan, all ids and escapes in one pass (core/edit/literals.py), or memmem."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import os
 
 import pytest
 
-from sessionview.core.edit import idscan
+from sessionview.core.edit import idscan, literals
 from sessionview.core.edit.change import Change
 from sessionview.core.edit.integrity import broken_ids, nearest_valid_range
 from sessionview.core.session import JsonlSession
@@ -45,8 +46,18 @@ def _lines() -> list[bytes]:
     return out
 
 
+@pytest.fixture(params=["hyperscan", "memmem"])
+def engine(request, monkeypatch):
+    """The search's engine: Hyperscan where its wheel is installed (x86-64), else memmem (or bytes.find)."""
+    if request.param == "hyperscan" and not literals.available():
+        pytest.skip("no hyperscan wheel for this machine")
+    if request.param == "memmem":
+        monkeypatch.setattr(literals, "_module", False)
+    return request.param
+
+
 @pytest.fixture(params=[3, 17, 1 << 20], ids=["chunk3", "chunk17", "chunk1M"])
-def session(request, tmp_path, monkeypatch):
+def session(request, tmp_path, monkeypatch, engine):
     monkeypatch.setattr(idscan, "CHUNK", request.param)
     p = tmp_path / "s.jsonl"
     p.write_bytes(b"\n".join(_lines()) + b"\n")
@@ -72,7 +83,7 @@ def test_pairing_of_searched_ids_matches_the_full_pairing(session, ids):
     assert _entries(idscan.IdPairing(session).cover(ids), ids) == _entries(full, ids)
 
 
-def test_an_escaped_id_is_found():
+def test_an_escaped_id_is_found(engine):
     lines = _lines()
     source = JsonlSession.from_bytes(b"\n".join(lines) + b"\n").doc.source
     found = idscan.lines_mentioning(source, ["tu_5"])
@@ -101,13 +112,22 @@ def test_edits_that_change_ids_match_the_full_pairing(session):
             assert broken_ids(session, change) == broken_ids(session, change, full), (number, value)
 
 
-@pytest.mark.parametrize("ids", [["17"], ["a.b"], ["call 1"], ["é"], [f"x{i}" for i in range(20)]])
-def test_ids_a_byte_search_cannot_answer_fall_back(ids):
+@pytest.mark.parametrize("ids", [["17"], ["a.b"], ["call 1"], ["é"]])
+def test_ids_a_byte_search_cannot_answer_fall_back(ids, engine):
     source = JsonlSession.from_bytes(b'{"role":"user","content":"hi"}\n').doc.source
     assert idscan.lines_mentioning(source, ids) is None
 
 
-def test_a_number_id_falls_back_to_the_full_pairing(tmp_path):
+def test_many_ids_without_a_common_prefix(engine):
+    """memmem would need a pass for each: the full pairing answers; Hyperscan finds them all in one pass."""
+    lines = [json.dumps(_call(*[f"x{i}" for i in range(10)])).encode()] + [json.dumps(_result(f"x{i}")).encode() for i in range(20)]
+    lines.insert(5, b'{"role":"user","content":"x1x and ax2 and x3_ are other tokens"}')
+    source = JsonlSession.from_bytes(b"\n".join(lines) + b"\n").doc.source
+    found = idscan.lines_mentioning(source, [f"x{i}" for i in range(20)])
+    assert found == (None if engine == "memmem" else set(range(len(lines))) - {5})
+
+
+def test_a_number_id_falls_back_to_the_full_pairing(tmp_path, engine):
     p = tmp_path / "n.jsonl"
     p.write_bytes(json.dumps(_call(17)).encode() + b"\n" + json.dumps(_result(-0)).encode() + b"\n")
     s = JsonlSession.load(p)
@@ -119,7 +139,7 @@ def test_a_number_id_falls_back_to_the_full_pairing(tmp_path):
         s.close()
 
 
-def test_many_ids_with_a_common_prefix_are_searched_once(tmp_path):
+def test_many_ids_with_a_common_prefix_are_searched_once(tmp_path, engine):
     records = [_call(*[f"call_{i:03d}" for i in range(k, k + 3)]) for k in range(0, 30, 3)]
     records += [_result(f"call_{i:03d}") for i in range(30)]
     p = tmp_path / "m.jsonl"
@@ -148,7 +168,7 @@ def test_an_edit_that_keeps_its_ids_reads_no_other_record(session, monkeypatch):
     assert broken_ids(session, change) == ([], [])
 
 
-def test_ids_with_a_long_common_prefix_are_searched_once(tmp_path):
+def test_ids_with_a_long_common_prefix_are_searched_once(tmp_path, engine):
     records = [_call("toolu_0001_a", "toolu_0001_b"), _result("toolu_0001_b"), _call("toolu_0001_ab"), _result("toolu_0001_a")]
     records += [_result("toolu_0001_ab"), {"role": "user", "content": "names toolu_0001_a_x and toolu_0001"}]
     p = tmp_path / "l.jsonl"
@@ -189,6 +209,7 @@ def test_the_search_in_two_processes_finds_what_one_finds(tmp_path, monkeypatch,
 
     doc = _big_source(tmp_path)
     ids = ["call_00097", "call_02425", "call_03880"]
+    monkeypatch.setattr(literals, "_module", False)  # no Hyperscan (its search runs in threads)
     monkeypatch.setattr(idscan_mod, "PARALLEL_MIN", 1 << 62)
     one = idscan_mod.lines_mentioning(doc.source, ids)
     assert {97, 2425, 3880, 2500} <= one
@@ -233,16 +254,21 @@ def test_no_fork_with_other_threads_running():
 needs_memmem = pytest.mark.skipif(idscan._memmem_finder() is None, reason="no libc memmem here")
 
 
-@needs_memmem
 @pytest.mark.parametrize("chunk", [4096, 1 << 20])
-def test_the_search_in_two_threads_finds_what_bytes_find_finds(tmp_path, monkeypatch, chunk):
+def test_the_search_in_two_threads_finds_what_bytes_find_finds(tmp_path, monkeypatch, chunk, engine):
+    """memmem and Hyperscan both let go of the GIL: a big file is searched in two threads, a half each."""
+    if engine == "memmem" and idscan._memmem_finder() is None:
+        pytest.skip("no libc memmem here")
     doc = _big_source(tmp_path)
     ids = ["call_00097", "call_02425", "call_03880"]
     monkeypatch.setattr(idscan, "CHUNK", chunk)
     monkeypatch.setattr(idscan, "PARALLEL_MIN", 1 << 62)
     monkeypatch.setattr(idscan, "_memmem", False)
-    one = idscan.lines_mentioning(doc.source, ids)
+    hyperscan = literals._module
+    monkeypatch.setattr(literals, "_module", False)
+    one = idscan.lines_mentioning(doc.source, ids)  # by bytes.find, in one thread
     assert {97, 2425, 3880, 2500} <= one
+    monkeypatch.setattr(literals, "_module", hyperscan)
     monkeypatch.setattr(idscan, "_memmem", None)
     monkeypatch.setattr(idscan, "PARALLEL_MIN", 1)
     threads = []
@@ -268,13 +294,17 @@ def test_memmem_finds_every_occurrence_that_bytes_find_finds():
         assert list(finds(buf, needle, lo, hi)) == list(idscan._bytes_finder(buf, needle, lo, hi))
 
 
-@pytest.mark.parametrize("memmem", [True, False])
+@pytest.mark.parametrize("how", ["hyperscan", "memmem", "find"])
 @pytest.mark.parametrize("escape", [b"\\u0041", b"\\u005f", b"\\u007e", b"\\u002B", b"\\u0020"])
-def test_a_line_with_an_escaped_ascii_character_is_always_a_candidate(tmp_path, monkeypatch, memmem, escape):
+def test_a_line_with_an_escaped_ascii_character_is_always_a_candidate(tmp_path, monkeypatch, how, escape):
     """Whichever search runs: an id spelled with an escape elsewhere (\\u0041 is A) still counts, as the full parse has it."""
-    if memmem and idscan._memmem_finder() is None:
+    if how == "hyperscan" and not literals.available():
+        pytest.skip("no hyperscan wheel for this machine")
+    if how == "memmem" and idscan._memmem_finder() is None:
         pytest.skip("no libc memmem here")
-    monkeypatch.setattr(idscan, "_memmem", None if memmem else False)
+    if how != "hyperscan":
+        monkeypatch.setattr(literals, "_module", False)
+    monkeypatch.setattr(idscan, "_memmem", False if how == "find" else None)
     monkeypatch.setattr(idscan, "CHUNK", 5)  # the escape across chunk borders too
     lines = [b'{"role":"user","content":"caf\\u00e9 \\u001b[0m \\u0080"}', b'{"role":"user","content":"x' + escape + b'y"}',
              b'{"role":"user","content":"plain"}']
@@ -283,7 +313,7 @@ def test_a_line_with_an_escaped_ascii_character_is_always_a_candidate(tmp_path, 
 
 
 @needs_memmem
-def test_an_escaped_id_blocks_a_delete_as_the_full_pairing_does(tmp_path):
+def test_an_escaped_id_blocks_a_delete_as_the_full_pairing_does(tmp_path, engine):
     """The tool call is kept, its one result is deleted; another line answers the call with the id spelled
     with escapes: the searched pairing and the full one agree on what breaks."""
     records = [json.dumps(_call("call_AB")).encode(), json.dumps(_result("call_AB")).encode(),
@@ -299,3 +329,28 @@ def test_an_escaped_id_blocks_a_delete_as_the_full_pairing_does(tmp_path):
         assert 2 in idscan.lines_mentioning(s.doc.source, ["call_AB"])
     finally:
         s.close()
+
+
+# -- Hyperscan: many literals in one pass ------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not literals.available(), reason="no hyperscan wheel for this machine")
+def test_hyperscan_finds_every_occurrence_of_every_literal_that_bytes_find_finds():
+    import random
+
+    rnd = random.Random(11)
+    for _ in range(300):
+        buf = bytes(rnd.choice(b"ab\\u0") for _ in range(rnd.randrange(0, 80)))
+        needles = sorted({bytes(rnd.choice(b"ab\\u0") for _ in range(rnd.randrange(1, 6))) for _ in range(rnd.randrange(1, 6))})
+        compiled = literals.compile_literals(needles)
+        assert compiled is not None
+        got = sorted(compiled.scanner()(buf))
+        want = sorted((k, i) for k, n in enumerate(needles) for i in idscan._bytes_finder(buf, n, 0, len(buf)))
+        assert got == want, (buf, needles)
+
+
+def test_without_hyperscan_nothing_compiles(monkeypatch):
+    monkeypatch.setattr(literals, "_module", False)
+    assert not literals.available() and literals.compile_literals([b"call_1"]) is None
+    monkeypatch.setattr(literals, "_module", None)
+    assert literals.compile_literals([]) is None and literals.compile_literals([b""]) is None

@@ -9,9 +9,11 @@ escaped ASCII character (``\\u0020``-``\\u007f``) is parsed as well. Ids that a 
 reliably (other characters, only digits, many ids without a common prefix) and sessions that are not one
 unedited JSONL file fall back to the full pairing (:meth:`Session.pairing`).
 
-The byte search runs in libc's ``memmem`` through ctypes where there is one: it lets go of the GIL, so a
-big file is searched in two threads (and the stamp's hash runs alongside, :mod:`~.store.stamp`). Without
-it, ``bytes.find`` holds the GIL, and a big file is searched in two processes instead (a fork).
+The byte search runs in Hyperscan where its wheel is installed (:mod:`.literals`): every id and every escape
+in one pass, whole tokens checked here; ids need no common prefix then. Else in libc's ``memmem`` through
+ctypes, a pass per needle. Both let go of the GIL, so a big file is searched in two threads (and the stamp's
+hash runs alongside, :mod:`~.store.stamp`). Without either, ``bytes.find`` holds the GIL, and a big file is
+searched in two processes instead (a fork).
 
 The escapes are searched for while the file is loaded (:class:`Escapes`) for a check that runs before the
 change is written; a deferred check (:attr:`~.change.Change.unchecked`), which runs while the new content is
@@ -31,6 +33,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Protocol
 
 from sessionview.core.doc.document import Source
 from sessionview.core.doc.pairing import Pairing, pair
+from sessionview.core.edit.literals import ESCAPES, Literals, compile_literals
 
 if TYPE_CHECKING:
     from sessionview.core.session import JsonlSession
@@ -70,29 +73,73 @@ def lines_mentioning(source: Source, ids: Iterable[str]) -> set[int] | None:
         return set()
     if not searchable(i.decode() for i in wanted):
         return None
-    prefix = _common_prefix(wanted)
-    if len(wanted) == 1:
-        needles, whole = wanted, True
-    elif len(prefix) >= LONG_PREFIX or (len(wanted) > MAX_SEPARATE and len(prefix) >= MIN_PREFIX):
-        needles, whole = [prefix], False  # one pass: ids of one turn share most of their characters
-    elif len(wanted) <= MAX_SEPARATE:
-        needles, whole = wanted, True
-    else:
-        return None
     members = set(wanted)
     overlap = max(len(n) for n in wanted) + 8
     starts = source.starts
     start, end = (starts[0] if len(starts) else 0), source.size
-    finder = _memmem_finder()
-
     early = _early.get(source)  # the escapes, searched for while the file was loaded (or still being)
-    found = _search(source, start, end, needles, whole, members, overlap, finder, early is None)
+    found = _search_literals(source, start, end, wanted, overlap, early is None)
+    if found is None:  # no Hyperscan here: memmem, one pass per id, or one for their common prefix
+        prefix = _common_prefix(wanted)
+        if len(wanted) == 1:
+            needles, whole = wanted, True
+        elif len(prefix) >= LONG_PREFIX or (len(wanted) > MAX_SEPARATE and len(prefix) >= MIN_PREFIX):
+            needles, whole = [prefix], False  # one pass: ids of one turn share most of their characters
+        elif len(wanted) <= MAX_SEPARATE:
+            needles, whole = wanted, True
+        else:
+            return None
+        found = _search(source, start, end, needles, whole, members, overlap, _memmem_finder(), early is None)
     if early is None:
         return found
     escaped = early.lines(source)
     if escaped is None:  # that search does not count: search for them now
-        escaped = _search(source, start, end, [], whole, members, overlap, finder, True)
+        escaped = _search_literals(source, start, end, [], overlap, True)
+        if escaped is None:
+            escaped = _search(source, start, end, [], True, members, overlap, _memmem_finder(), True)
     return found | escaped
+
+
+def _search_literals(
+    source: Source, start: int, end: int, ids: list[bytes], overlap: int, escapes: bool
+) -> set[int] | None:
+    """The lines of ``[start, end)`` that hold one of ``ids`` as a whole token (and unless not ``escapes``,
+    an escaped printable ASCII character), found in one pass for all of them by Hyperscan
+    (:mod:`.literals`), in two threads for a big file (its scan lets go of the GIL); None without it."""
+    literals = compile_literals(ids + list(ESCAPES) if escapes else ids)
+    if literals is None:
+        return None
+
+    def scan(lo: int, hi: int) -> set[int]:
+        return _scan_literals(source, lo, hi, literals, len(ids), overlap)
+
+    return _scan_threads(scan, start, end) if end - start >= PARALLEL_MIN else scan(start, end)
+
+
+def _scan_literals(source: Source, lo: int, hi: int, literals: Literals, ids: int, overlap: int) -> set[int]:
+    """The lines with a match that starts in bytes ``[lo, hi)``: needles ``0..ids - 1`` are ids (whole tokens
+    only), the others escapes (:data:`~.literals.ESCAPES`)."""
+    found: set[int] = set()
+    starts = source.starts
+    end = source.size
+    needles = literals.needles
+    scan = literals.scanner()
+    pos = lo
+    before = source.read(lo - 1, 1)[0] if lo > (starts[0] if len(starts) else 0) else 0  # the byte before (0: none)
+    while pos < hi:
+        size = min(CHUNK, hi - pos)
+        buf = source.read(pos, min(size + overlap, end - pos))
+        for index, i in scan(buf):
+            if i >= size:  # the next chunk's (read again there)
+                continue
+            if index < ids:
+                j = i + len(needles[index])
+                if (buf[i - 1] if i else before) in _ID_BYTES or (j < len(buf) and buf[j] in _ID_BYTES):
+                    continue  # inside a longer token
+            found.add(bisect.bisect_right(starts, pos + i) - 1)
+        before = buf[size - 1]
+        pos += size
+    return found
 
 
 def _search(
