@@ -80,7 +80,9 @@ def open_editable(
     open_ = opener if opener is not None else (lambda p, digest: open_session(p, digest=digest))
     if digest_deferrable(path):
         try:
-            early: Digest | None = Digest(path, apart=True) if check_deferred else Digest(path)
+            # no escape search in a thread of this process (none needed, or a deferred check's own): the hash in
+            # a forked process, so this one keeps a single thread and its load scans on two cores
+            early: Digest | None = Digest(path, apart=check_deferred or not scan_ids)
         except (OSError, RuntimeError):  # not openable, or no thread to be had: hashed while loading
             early = None
         escapes = idscan.Escapes.start(path) if scan_ids and not check_deferred else None
