@@ -254,9 +254,9 @@ def test_open_editable_starts_the_hash_and_the_escape_search_before_the_load(big
     started = []
     real = stamp.Digest.__init__
 
-    def init(self, path, st=None, size=None):
+    def init(self, path, st=None, size=None, **kw):
         started.append(st is None)
-        real(self, path, st, size)
+        real(self, path, st, size, **kw)
 
     monkeypatch.setattr(stamp.Digest, "__init__", init)
     s = open_editable(str(big), scan_ids=True)
@@ -271,6 +271,27 @@ def test_open_editable_starts_the_hash_and_the_escape_search_before_the_load(big
         s.close()
     plain = JsonlSession.from_bytes(b"".join(ESCAPED))
     assert found == idscan.lines_mentioning(plain.doc.source, ["call_1"]) == {7, 150, 299}
+
+
+@pytest.mark.parametrize("scan_ids, check_deferred, apart", [(False, False, True), (True, True, True), (True, False, False)])
+def test_the_hash_is_taken_in_a_forked_process_unless_an_escape_search_runs_in_a_thread(big, monkeypatch, scan_ids, check_deferred, apart):
+    """An edit (no id search) and a deferred check keep this process to a single thread, so that its load may
+    scan the file on two cores; a check before the commit searches escapes in a thread, and hashes in one too."""
+    big.write_bytes(b"".join(ESCAPED))
+    seen = []
+    real = stamp.Digest.__init__
+
+    def init(self, path, st=None, size=None, **kw):
+        seen.append(kw.get("apart", False))
+        real(self, path, st, size, **kw)
+
+    monkeypatch.setattr(stamp.Digest, "__init__", init)
+    s = open_editable(str(big), scan_ids=scan_ids, check_deferred=check_deferred)
+    try:
+        assert seen == [apart]
+        assert s.stamp.hexdigest == xxhash.xxh3_128(b"".join(ESCAPED)).hexdigest()
+    finally:
+        s.close()
 
 
 def test_what_was_started_for_another_version_of_the_file_is_not_used(big, monkeypatch):
