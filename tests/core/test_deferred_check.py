@@ -263,7 +263,7 @@ def test_a_file_loaded_for_a_deferred_check_is_hashed_in_a_forked_process(at_res
     assert s.stamp.hexdigest == xxhash.xxh3_128(DATA).hexdigest() and digest._child is None
     assert s.stamp.hexdigest == xxhash.xxh3_128(DATA).hexdigest()  # asked again: the same verdict
     s.close()
-    threaded = open_editable(str(at_rest))
+    threaded = open_editable(str(at_rest), scan_ids=True)  # a check before the commit: escapes searched in a thread
     assert isinstance(threaded.stamp.digest, stamp.Digest) and threaded.stamp.digest._child is None
     assert threaded.stamp.hexdigest == xxhash.xxh3_128(DATA).hexdigest()
     threaded.close()
