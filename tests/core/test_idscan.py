@@ -354,3 +354,58 @@ def test_without_hyperscan_nothing_compiles(monkeypatch):
     assert not literals.available() and literals.compile_literals([b"call_1"]) is None
     monkeypatch.setattr(literals, "_module", None)
     assert literals.compile_literals([]) is None and literals.compile_literals([b""]) is None
+
+
+# -- a property: the search misses no line the full pairing has ---------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_POOL = ["c1", "c10", "c1_", "xc1", "c", "a-b", "a", "call_1", "call_11", "ll_1"]
+
+
+def _spelled(draw, cid: str) -> str:
+    """``cid`` as JSON string content, some characters as ``\\u00XX`` escapes."""
+    mask = draw(st.lists(st.booleans(), min_size=len(cid), max_size=len(cid)))
+    return "".join(f"\\u{ord(ch):04x}" if m else ch for ch, m in zip(cid, mask, strict=True))
+
+
+@st.composite
+def _files(draw):
+    lines = []
+    for _ in range(draw(st.integers(1, 10))):
+        kind, cid, other = draw(st.sampled_from(["call", "result", "user"])), draw(st.sampled_from(_POOL)), draw(st.sampled_from(_POOL))
+        if kind == "call":
+            lines.append('{"role":"assistant","content":"","tool_calls":[{"id":"%s","name":"t","arguments":{}}]}' % _spelled(draw, cid))
+        elif kind == "result":
+            lines.append('{"role":"tool","tool_call_id":"%s","content":"%s"}' % (_spelled(draw, cid), other))
+        else:
+            lines.append('{"role":"user","content":"%s %s"}' % (cid, other))
+    term = draw(st.sampled_from([b"\n", b"\r\n"]))
+    data = term.join(line.encode() for line in lines) + (term if draw(st.booleans()) else b"")
+    return (b"\xef\xbb\xbf" if draw(st.booleans()) else b"") + data
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=_files(), wanted=st.lists(st.sampled_from(_POOL), min_size=1, max_size=4, unique=True),
+       chunk=st.sampled_from([3, 7, 64, 1 << 20]), threads=st.booleans(), hyperscan=st.booleans())
+def test_the_search_finds_every_line_the_full_pairing_pairs_through(data, wanted, chunk, threads, hyperscan):
+    """Escaped ids, ids inside other tokens, a BOM, CRLF, no last newline, chunk borders, one or two threads,
+    either engine: every record that pairs (or duplicates a call) through a wanted id is among the lines found."""
+    saved = (idscan.CHUNK, idscan.PARALLEL_MIN, literals._module)
+    idscan.CHUNK, idscan.PARALLEL_MIN = chunk, (1 if threads else 1 << 62)
+    if not hyperscan:
+        literals._module = False
+    try:
+        s = JsonlSession.from_bytes(data)
+        full = s.pairing()
+        found = idscan.lines_mentioning(s.doc.source, wanted)
+        assert found is not None
+        need = set()
+        for i in wanted:
+            if i in full.calls:
+                need.add(full.calls[i] - 1)
+            need |= {n - 1 for n in full.results.get(i, [])} | {n - 1 for n in full.duplicate_calls.get(i, [])}
+        assert need <= found
+    finally:
+        idscan.CHUNK, idscan.PARALLEL_MIN, literals._module = saved
