@@ -139,6 +139,22 @@ def test_a_number_id_falls_back_to_the_full_pairing(tmp_path, engine):
         s.close()
 
 
+@pytest.mark.parametrize("spelled, cid", [(b"NaN", "nan"), (b"Infinity", "inf"), (b"1e999", "inf"), (b"-1e999", "-inf"),
+                                           (b"1e16", "1e+16"), (b"true", "True")])
+def test_an_id_read_from_another_json_value_falls_back_to_the_full_pairing(engine, spelled, cid):
+    """A result whose id is a JSON NaN, infinity, number or boolean pairs, once read, with a call whose id is
+    that value's spelling as a string: the bytes never hold it, so the search must not answer for it."""
+    data = (b'{"role":"user","content":"go"}\n'
+            b'{"role":"assistant","content":"","tool_calls":[{"id":"%s","name":"shell","arguments":{}}]}\n'
+            b'{"role":"tool","tool_call_id":%s,"content":"ok"}\n') % (cid.encode(), spelled)
+    s = JsonlSession.from_bytes(data)
+    full = s.pairing()
+    assert cid in full.results or cid in full.calls
+    assert idscan.lines_mentioning(s.doc.source, [cid]) is None
+    change = Change("probe", 2, 2, ())
+    assert broken_ids(s, change) == broken_ids(s, change, full)
+
+
 def test_many_ids_with_a_common_prefix_are_searched_once(tmp_path, engine):
     records = [_call(*[f"call_{i:03d}" for i in range(k, k + 3)]) for k in range(0, 30, 3)]
     records += [_result(f"call_{i:03d}") for i in range(30)]

@@ -6,8 +6,9 @@ bytes either side are not id characters), so ``call_1`` does not find ``call_10`
 which the formats read as ``"17"``) is found unquoted too. JSON could still spell an id character as a
 ``\\u00XX`` escape (no common writer does so for letters, digits, ``_``, ``-``): every record holding an
 escaped ASCII character (``\\u0020``-``\\u007f``) is parsed as well. Ids that a byte search cannot find
-reliably (other characters, only digits, many ids without a common prefix) and sessions that are not one
-unedited JSONL file fall back to the full pairing (:meth:`Session.pairing`).
+reliably (other characters, what a JSON number, NaN or boolean reads as, many ids without a common prefix
+for memmem) and sessions that are not one unedited JSONL file fall back to the full pairing
+(:meth:`Session.pairing`).
 
 The byte search runs in Hyperscan where its wheel is installed (:mod:`.literals`): every id and every escape
 in one pass, whole tokens checked here; ids need no common prefix then. Else in libc's ``memmem`` through
@@ -46,7 +47,10 @@ MAX_SEPARATE = 8  # ids searched one by one; more are searched by their common p
 MIN_PREFIX = 3  # the shortest common prefix worth a search of its own, for many ids
 LONG_PREFIX = 7  # a common prefix this long is rare enough to search for instead of each id
 _ID = re.compile(r"[A-Za-z0-9_:+=~-]{1,512}\Z")
-_NUMBERISH = re.compile(r"[0-9+-]+\Z")  # a JSON number read as an id may be spelled otherwise (-0, 1e2)
+#: what a format may have made of a JSON value that was not a string, spelled otherwise in the file: a number
+#: (``-0``, ``1e2``; ``1e16`` read as ``1e+16``), a NaN or an infinity (``NaN``, ``Infinity``, ``1e999``: ``nan``,
+#: ``inf``), a boolean (``true``: ``True``). Such ids take the full pairing.
+_NUMBERISH = re.compile(r"[0-9+-]+\Z|[0-9+-]*[0-9][eE][+-]?[0-9]+\Z|[+-]?(?:nan|inf|infinity)\Z|true\Z|false\Z|none\Z", re.I)
 _TOKEN = re.compile(rb"[A-Za-z0-9_:+=~-]*")
 _ID_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_:+=~-")
 _ESCAPE = b"\\u00"  # then one of _ESCAPED: \u0020-\u007f, an escaped printable ASCII character
