@@ -63,7 +63,6 @@ PROBE = textwrap.dedent(
                 app.screen.refresh()
                 return
             seen["modules"] = sorted(sys.modules)
-            seen["styled_when_drawn"] = len(styled)
 
         app.call_after_frame(first_frame)  # before the app's own: it runs first
         async with app.run_test(size=(120, 40)) as pilot:

@@ -66,22 +66,21 @@ def open_editable(
 ) -> Editable:
     """Open ``path`` for editing (any supported format; ``opener(path, digest)`` opens a session).
 
-    A big JSONL file at rest is loaded without its hash (``digest=False``): a background thread started
-    before the load hashes it while the load, the plan and the save's copy run, proven by the file's unchanged
-    stat (:class:`~sessionview.core.store.stamp.Digest`). With ``scan_ids`` (the change will search tool ids:
-    delete, truncate, compact), another thread finds the escapes the id search needs meanwhile
-    (:class:`~.idscan.Escapes`). A file that changed meanwhile is loaded again with its digest.
+    A big JSONL file at rest is loaded without its hash (``digest=False``): a forked process started before
+    the load hashes it while the load, the plan and the save's copy run, proven by the file's unchanged stat
+    (:class:`~sessionview.core.store.stamp.Digest` with ``apart``), so this one keeps a single thread and its
+    load scans on two cores. With ``scan_ids`` (the change will search tool ids: delete, truncate, compact)
+    and a check before the commit, a thread finds the escapes the id search needs meanwhile
+    (:class:`~.idscan.Escapes`), and the hash is taken in a thread too. A file that changed meanwhile is loaded
+    again with its digest.
 
     ``check_deferred``: the change's integrity check will search the file while its new content is copied (a
-    deferred check, :attr:`Change.unchecked`), escapes and all: no escape search now, and the hash is taken in a
-    forked process (``Digest(apart=True)``), so this one keeps a single thread and its load scans on two cores."""
+    deferred check, :attr:`Change.unchecked`), escapes and all: no escape search now, and the hash forked."""
     from sessionview.core.edit import idscan
 
     open_ = opener if opener is not None else (lambda p, digest: open_session(p, digest=digest))
     if digest_deferrable(path):
         try:
-            # no escape search in a thread of this process (none needed, or a deferred check's own): the hash in
-            # a forked process, so this one keeps a single thread and its load scans on two cores
             early: Digest | None = Digest(path, apart=check_deferred or not scan_ids)
         except (OSError, RuntimeError):  # not openable, or no thread to be had: hashed while loading
             early = None

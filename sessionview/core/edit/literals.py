@@ -3,11 +3,10 @@ regular-expression engine, which compiles a set of literals into one SIMD automa
 
 The integrity check's id search (:mod:`.idscan`) looks for every id a change touches and for the escapes
 that could spell one (``\\u0020``-``\\u007f``): with ``memmem`` that is one pass of the file per needle (the
-one for ``\\u00`` alone cost ~0.75 s of CPU on the 1 GiB bench session, whose JSON escapes its control
-characters that way); here it is one pass for all of them, ~0.45 s of CPU per GiB with the reads, and the scan
-lets go of the GIL, so two threads search two halves (0.24 s). Where the package is missing (it has wheels for
-x86-64 only), or a set of literals does not compile, :func:`compile_literals` gives None and the id search uses
-``memmem``.
+one for ``\\u00`` alone cost ~0.75 s of CPU on the 1 GiB bench session); here it is one pass for all of them,
+~0.45 s of CPU per GiB with the reads, and the scan lets go of the GIL, so two threads search two halves
+(0.24 s). Where the package is missing (it has wheels for x86-64 only), or a set of literals does not compile,
+:func:`compile_literals` gives None and the id search uses ``memmem``.
 """
 
 from __future__ import annotations
@@ -40,8 +39,8 @@ def _hyperscan() -> Any:
 
 
 class Literals:
-    """A compiled set of byte strings. :meth:`finds` gives, for one buffer, where each of them starts (by its
-    index in the set), in one pass; a scratch space of its own per calling thread (:meth:`scanner`)."""
+    """A compiled set of byte strings: a :meth:`scanner` (one per thread) gives, for one buffer, where each of
+    them starts (by its index in the set), in one pass."""
 
     def __init__(self, db: Any, needles: list[bytes], module: Any) -> None:
         self.needles = needles
