@@ -104,18 +104,24 @@ def line_cached(s: str) -> bytes:
     return b
 
 
+# A search for two newlines by ``re`` rather than ``bytes.find``/``split``: CPython 3.11's two-byte search stops
+# at each newline of a text that has many (about 1 GB/s), the regular expression's literal search runs twice
+# as fast on the bench sessions' texts (measured: indenting every text of the 100 MB file 0.205 -> 0.142 s).
+_EMPTY_LINE = re.compile(rb"\n\n")
+
+
 def _body(b: bytes, prefix: bytes, bare: bytes) -> bytes:
     """``b`` with ``prefix`` after each newline, ``bare`` instead where the line after it is empty (the first
     line is the caller's)."""
     nl = b"\n" + prefix
-    if b.find(b"\n\n") == -1:
+    if _EMPTY_LINE.search(b) is None:
         body = b.replace(b"\n", nl)  # b itself without a newline
     else:
         # Paragraphs: each indented alone, joined by an empty line (one split: cheaper than the two searches
         # for an empty line after), unless a run of empty lines (an empty paragraph, or one that starts with a
         # newline) is there. No Python loop over the paragraphs: the least of them is empty or starts with a
         # newline if any is (a tab, the only byte below a newline that escaped text holds, takes the slow way).
-        parts = b.split(b"\n\n")
+        parts = _EMPTY_LINE.split(b)
         least = min(parts[1:])
         if not least or least[:1] <= b"\n":
             empty, short = nl + b"\n", b"\n" + bare + b"\n"
