@@ -14,7 +14,7 @@ from sessionview.core.doc.linescan import SourceChanged
 from sessionview.core.doc.model import iter_merged
 from sessionview.core import streamview
 from sessionview.core.streamview import open_stream
-from sessionview.core.view import render, showstream
+from sessionview.core.view import render, showpipe, showstream
 from sessionview.core.view.showstream import ShowStream
 
 FIX = os.path.join(os.path.dirname(__file__), "..", "fixtures")
@@ -202,7 +202,7 @@ def test_a_child_that_dies_is_made_up_for(tmp_path, small_blocks, monkeypatch):
     path = _hostile_file(tmp_path)
     want = _reference(path)
 
-    def dies(self, mid, w, out):
+    def dies(self, mid, w, out, relayed):
         os._exit(3)
 
     monkeypatch.setattr(ShowStream, "_child_main", dies)
@@ -212,7 +212,7 @@ def test_a_child_that_dies_is_made_up_for(tmp_path, small_blocks, monkeypatch):
 def test_a_child_that_fails_half_way_is_made_up_for(tmp_path, small_blocks, monkeypatch):
     path = _hostile_file(tmp_path)
     want = _reference(path)
-    real = showstream._Frames.write
+    real = showpipe.Frames.write
     frames = []
 
     def fails(self, kind, *rest):
@@ -222,21 +222,21 @@ def test_a_child_that_fails_half_way_is_made_up_for(tmp_path, small_blocks, monk
             raise OSError(28, "No space left on device")
         real(self, kind, *rest)
 
-    monkeypatch.setattr(showstream._Frames, "write", fails)
+    monkeypatch.setattr(showpipe.Frames, "write", fails)
     assert _shown(path, 2) == want
 
 
 def test_a_changed_file_seen_by_the_child_is_an_error(tmp_path, small_blocks, monkeypatch):
     path = _hostile_file(tmp_path)
-    monkeypatch.setattr(showstream, "_count_lines", lambda fd, end: (_ for _ in ()).throw(SourceChanged("shrank")))
+    monkeypatch.setattr(showpipe, "count_lines", lambda fd, end: (_ for _ in ()).throw(SourceChanged("shrank")))
     with pytest.raises(SourceChanged):
         _shown(path, 2)
 
 
 def test_the_child_must_start_where_the_parent_stops(tmp_path, small_blocks, monkeypatch):
     path = _hostile_file(tmp_path)
-    real = showstream._count_lines
-    monkeypatch.setattr(showstream, "_count_lines", lambda fd, end: real(fd, end) + 1)
+    real = showpipe.count_lines
+    monkeypatch.setattr(showpipe, "count_lines", lambda fd, end: real(fd, end) + 1)
     with pytest.raises(SourceChanged):
         _shown(path, 2)
 
@@ -261,7 +261,7 @@ def test_closing_early_ends_the_child(tmp_path, small_blocks):
 def test_the_childs_output_in_memory_or_in_a_temporary_file(tmp_path, small_blocks, monkeypatch, memory):
     """Little memory available: the child writes an unlinked temporary file instead of a memfd; either way
     the same bytes (and no file is left in the temporary directory)."""
-    monkeypatch.setattr(showstream, "_available_memory", lambda: memory)
+    monkeypatch.setattr(showpipe, "available_memory", lambda: memory)
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     monkeypatch.setenv("TMPDIR", str(scratch))
@@ -269,14 +269,14 @@ def test_the_childs_output_in_memory_or_in_a_temporary_file(tmp_path, small_bloc
 
     monkeypatch.setattr(tempfile, "tempdir", None)
     made = []
-    real = showstream._scratch
+    real = showpipe.scratch
 
     def scratch_file(size):
         fd = real(size)
         made.append(os.readlink(f"/proc/self/fd/{fd}"))
         return fd
 
-    monkeypatch.setattr(showstream, "_scratch", scratch_file)
+    monkeypatch.setattr(showpipe, "scratch", scratch_file)
     path = _hostile_file(tmp_path)
     assert _shown(path, 2) == _reference(path)
     assert len(made) == 1
@@ -288,7 +288,7 @@ def test_the_childs_output_in_memory_or_in_a_temporary_file(tmp_path, small_bloc
 
 
 def test_available_memory_is_read_from_meminfo():
-    assert showstream._available_memory() > 0 if os.path.exists("/proc/meminfo") else True
+    assert showpipe.available_memory() > 0 if os.path.exists("/proc/meminfo") else True
 
 
 @pytest.mark.parametrize("mapped", [True, False])
@@ -296,12 +296,50 @@ def test_lines_are_counted_with_or_without_a_map(tmp_path, monkeypatch, mapped):
     data = b"".join(random.Random(5).choice([b"a\n", b"\n", b"bb", b"\r\n", b"x" * 70000 + b"\n"]) for _ in range(400))
     p = tmp_path / "lines"
     p.write_bytes(data)
-    monkeypatch.setattr(showstream, "WINDOW", showstream.mmap.ALLOCATIONGRANULARITY)  # many windows
+    monkeypatch.setattr(showpipe, "WINDOW", showpipe.mmap.ALLOCATIONGRANULARITY)  # many windows
     if not mapped:
-        monkeypatch.setattr(showstream.mmap, "mmap", lambda *a, **k: (_ for _ in ()).throw(OSError(12, "no map")))
+        monkeypatch.setattr(showpipe.mmap, "mmap", lambda *a, **k: (_ for _ in ()).throw(OSError(12, "no map")))
     fd = os.open(p, os.O_RDONLY)
     try:
         for end in (1, len(data) // 3, len(data) - 1, len(data)):
-            assert showstream._count_lines(fd, end) == data[:end].count(b"\n")
+            assert showpipe.count_lines(fd, end) == data[:end].count(b"\n")
     finally:
         os.close(fd)
+
+
+def _paged_file(tmp_path, late_result):
+    """Records of about 1.5 KB with unique call ids, in blocks of 16 pages; ``late_result``: the last
+    record answers a call of the first half (its block is rendered again here, after the logs of every block
+    relayed before it are replayed, the pages of those blocks freed meanwhile)."""
+    head = open(os.path.join(FIX, "brute-session.jsonl"), "rb").read()
+    text = b"word " * 300
+    body = []
+    for i in range(1200):
+        body.append(b'{"role":"assistant","content":"%s","tool_calls":[{"id":"c%d","name":"shell","arguments":{"n":%d}}]}' % (text, i, i))
+    if late_result:
+        body.append(b'{"role":"tool","content":"late","tool_call_id":"c3"}')
+    p = tmp_path / "paged.jsonl"
+    p.write_bytes(head + b"\n".join(body) + b"\n")
+    return str(p)
+
+
+@pytest.mark.parametrize("late_result", [False, True])
+def test_the_child_frees_the_pages_of_the_blocks_printed(tmp_path, monkeypatch, late_result):
+    """The child, once done, frees the pages of each block the parent says it printed: at the end its file
+    holds the logs and little else (the parent does not free the whole output at its end). Its logs, read
+    after, are left whole. Without the freeing the file holds every block."""
+    monkeypatch.setattr(streamview, "CHUNK", 4096)
+    monkeypatch.setattr(showstream, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(showstream, "BLOCK", 16 * showpipe.mmap.PAGESIZE)
+    path = _paged_file(tmp_path, late_result)
+    want = _reference(path)
+    printers: list = []
+    assert _shown(path, 2, printers=printers) == want
+    kept = printers[0].left
+    assert printers[0].relayed > 10 and printers[0].redone == int(late_result)
+    monkeypatch.setattr(showpipe, "free_relayed", lambda *args: None)
+    printers.clear()
+    assert _shown(path, 2, printers=printers) == want
+    whole = printers[0].left
+    assert whole > 800_000  # the child's half of about 1.8 MB of output
+    assert kept < whole / 4

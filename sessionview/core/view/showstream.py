@@ -21,32 +21,27 @@ head``), :meth:`ShowStream.close` ends the child.
 
 from __future__ import annotations
 
-import mmap
 import os
 import pickle
-import struct
 import sys
 from typing import Any, Generator, Iterator
 
 from sessionview.core.doc.linescan import SourceChanged
 from sessionview.core.doc.model import iter_merged
-from sessionview.core.streamview import CHUNK, LineReader, StreamedSession
-from sessionview.core.view import render
+from sessionview.core.streamview import LineReader, StreamedSession
+from sessionview.core.view import render, showpipe
 from sessionview.core.view.fastrender import BruteRender, Event, replay
 
 __all__ = ["BLOCK", "PARALLEL_MIN_BYTES", "ShowStream", "Span"]
 
 BLOCK = 1 << 20  # bytes of records joined into one write
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024  # below this a second process costs more than it saves
-WINDOW = 32 * 1024 * 1024  # the bytes mapped at a time to count lines (a multiple of the page size)
 # Where the child's part starts, as a share of the file's bytes: past the middle, as the child also counts the
 # lines before its part and writes what it renders to a file (a few % more than this process's relay costs). On
 # the 1 GiB bench file (7.5% more records in its second half): at 0.5 the child used 7% more CPU than this
 # process; at 0.52 the child still ended last, its CPU varying by 6% from run to run (5.24-5.57 s) where this
 # process's did not (5.09 s); at 0.54 this process ends last, 0.3 s after the child, in 5.25 s both times.
 SPLIT = 0.54
-_HEADER = struct.Struct("<BQQQQQQ")  # kind, text, ids and log bytes, first and last record, the byte after them
-_DATA, _END, _ERROR = 0, 1, 2
 
 #: ``(file descriptor, bytes, offset)``: a block of :meth:`ShowStream.pieces` still in the child's file
 Span = tuple[int, int, int]
@@ -66,12 +61,14 @@ class ShowStream:
         self._done = (0, 0)
         self.relayed = self.redone = 0  # the child's blocks printed as they were / rendered again here
         self.split: int | None = None  # the byte where the child's part starts (None: rendered in one process)
-        self._child: tuple[int, int, int] | None = None  # pid, the pipe it reports through, its output file
+        # pid, the pipes it reports through and is told what was relayed through, its output file
+        self._child: tuple[int, int, int, int] | None = None
+        self.left = 0  # the bytes the child's file still held when it was dropped
 
     def blocks(self) -> Iterator[bytes]:
         """The blocks to print, in order, as bytes."""
         for piece in self.pieces():
-            yield piece if type(piece) is bytes else _pread_exact(*piece)
+            yield piece if type(piece) is bytes else showpipe.pread_exact(*piece)
 
     def pieces(self) -> Iterator[bytes | Span]:
         """:meth:`blocks`, but a block the child wrote as a :data:`Span` of its file, for the caller to copy
@@ -178,85 +175,89 @@ class ShowStream:
             or stream.size < PARALLEL_MIN_BYTES
         ):
             return None
-        mid = _line_end(stream.fd, max(int(stream.size * SPLIT), stream.reader.pos), stream.size)
+        mid = showpipe.line_end(stream.fd, max(int(stream.size * SPLIT), stream.reader.pos), stream.size)
         if mid is None:
             return None
-        tmp = _scratch(stream.size - mid)
+        tmp = showpipe.scratch(stream.size - mid)
         if tmp is None:
             return None
+        fds: list[int] = []
         try:
-            r, w = os.pipe()
-        except OSError:  # out of descriptors: one process renders it all
-            os.close(tmp)
-            return None
-        try:
+            fds += os.pipe()
+            fds += os.pipe()
             pid = os.fork()
-        except OSError:  # no process to be had (EAGAIN, ENOMEM): one process renders it all
-            for fd in (r, w, tmp):
+        except OSError:  # out of descriptors, no process to be had (EAGAIN, ENOMEM): one process renders it all
+            for fd in fds + [tmp]:
                 os.close(fd)
             return None
+        r, w, done_r, done_w = fds
         if pid == 0:  # the child: the second half, then exit without running this process's cleanup
             code = 0
             try:
                 os.close(r)
-                self._child_main(mid, w, tmp)
+                os.close(done_w)
+                self._child_main(mid, w, tmp, done_r)
             except BaseException:  # noqa: BLE001 - the parent renders the rest itself
                 code = 1
             finally:
                 os._exit(code)
         os.close(w)
+        os.close(done_r)
         stream.reader.end = mid
-        self._child = (pid, r, tmp)
+        self._child = (pid, r, done_w, tmp)
         self.split = mid
         return mid
 
-    def _child_main(self, mid: int, w: int, out: int) -> None:
+    def _child_main(self, mid: int, w: int, out: int, relayed: int) -> None:
         """The child: render from ``mid`` on with a pairing of its own, in blocks, each with the calls and
-        results it saw (a log to replay) and the call ids its links depend on."""
+        results it saw (a log to replay) and the call ids its links depend on; then free the pages of the
+        blocks that the parent says (through ``relayed``) it has printed, until it closes that pipe."""
         stream = self.stream
         first = n = 0
         self.pairing = render.RunningPairing()  # this half's own; the parent checks what it depends on
         log: list[Event] = []
         fast = BruteRender(self.pairing, log)
         pos = mid
-        frames = _Frames(w, out)
+        frames = showpipe.Frames(w, out)
         try:
-            first = n = _count_lines(stream.fd, mid)
+            first = n = showpipe.count_lines(stream.fd, mid)
             for block in self._render(fast, iter(LineReader(stream.fd, mid, stream.size, stream.cap)), n, [], log):
                 n, consumed = self._done
                 pos = mid + consumed
-                frames.write(_DATA, block, log, first + 1, n, pos)
+                frames.write(showpipe.DATA, block, log, first + 1, n, pos)
                 first = n
                 log.clear()
-            frames.write(_END, b"", [], n + 1, n, pos)
+            frames.write(showpipe.END, b"", [], n + 1, n, pos)
         except BaseException as exc:  # noqa: BLE001 - handed to the parent
             try:
                 data = pickle.dumps(exc)
             except Exception:  # noqa: BLE001
                 data = pickle.dumps(RuntimeError(f"{type(exc).__name__}: {exc}"))
-            frames.write(_ERROR, data, [], first + 1, n, pos)
+            frames.write(showpipe.ERROR, data, [], first + 1, n, pos)
+            return
+        showpipe.free_relayed(out, frames.off, relayed)
 
     def _relay(self, fast: BruteRender, n: int, mid: int) -> Iterator[bytes | Span]:
         """The child's blocks, in order. A block whose links depend on a call id of the first half (the child
         could not know it) is rendered here again; the rest too if the child failed. The logs of the blocks
         printed as they were are replayed onto :attr:`pairing` before anything is rendered here after them."""
         assert self._child is not None
-        _, r, tmp = self._child
+        _, r, done_w, tmp = self._child
         fd, cap = tmp, self.stream.cap
         first_half = set(self.pairing.calls)  # results and names are only ever kept for these ids
         pending: list[tuple[int, int]] = []  # where the logs not replayed yet are in the child's file
         off = 0
         pos = mid
         while True:
-            header = _read_exact(r, _HEADER.size)
+            header = showpipe.read_exact(r, showpipe.HEADER.size)
             if header is None:
                 break  # the child ended without a word: render the rest here
-            kind, nb, ni, ne, first, last, end = _HEADER.unpack(header)
+            kind, nb, ni, ne, first, last, end = showpipe.HEADER.unpack(header)
             at = off
             off += nb + ni + ne
-            if kind == _ERROR:
+            if kind == showpipe.ERROR:
                 try:
-                    exc = pickle.loads(_pread_exact(fd, nb, at))
+                    exc = pickle.loads(showpipe.pread_exact(fd, nb, at))
                 except Exception:  # noqa: BLE001 - whatever it was, the rest is rendered here
                     exc = None
                 if isinstance(exc, SourceChanged):
@@ -264,10 +265,11 @@ class ShowStream:
                 break  # render the rest here
             if first != n + 1:
                 raise SourceChanged(f"the lines before byte {mid} changed while the file was read")
-            if kind == _END:
+            if kind == showpipe.END:
                 self.count = n
+                self._finish()
                 return
-            ids = pickle.loads(_pread_exact(fd, ni, at + nb)) if ni else ()
+            ids = pickle.loads(showpipe.pread_exact(fd, ni, at + nb)) if ni else ()
             if ids and not first_half.isdisjoint(ids):
                 self._replay(fd, pending)
                 self.redone += 1
@@ -277,6 +279,10 @@ class ShowStream:
                 if ne:
                     pending.append((at + nb + ni, ne))
                 yield fd, nb, at
+                try:
+                    os.write(done_w, showpipe.SPAN.pack(at, at + nb))  # a few at most: the child reads them as they come
+                except OSError:  # the child has gone: its header (or none) says how
+                    pass
             n, pos = last, end
             self.count = n
         self._replay(fd, pending)
@@ -286,7 +292,7 @@ class ShowStream:
     def _replay(self, fd: int, pending: list[tuple[int, int]]) -> None:
         """Replay the logs at ``pending`` in the child's file onto :attr:`pairing`, in order; empty it."""
         for at, size in pending:
-            replay(self.pairing, pickle.loads(_pread_exact(fd, size, at)))
+            replay(self.pairing, pickle.loads(showpipe.pread_exact(fd, size, at)))
         pending.clear()
 
     def _view_blocks(self) -> Iterator[bytes]:
@@ -316,137 +322,25 @@ class ShowStream:
         child, self._child = self._child, None
         if child is None:
             return
-        pid, r, tmp = child
-        try:
-            os.kill(pid, 9)
-        except ProcessLookupError:
-            pass
+        pid, r, done_w, tmp = child
+        if done_w >= 0:
+            try:
+                os.kill(pid, 9)
+            except ProcessLookupError:
+                pass
+            os.close(done_w)
         os.waitpid(pid, 0)
         os.close(r)
+        try:
+            self.left = os.fstat(tmp).st_blocks * 512
+        except OSError:  # pragma: no cover - a descriptor of ours
+            pass
         os.close(tmp)
 
-
-def _scratch(size: int) -> int | None:
-    """A file for the child's output of about ``size`` bytes, open for reading and writing: in memory
-    (``memfd_create``) where the memory available holds it four times over, else an unlinked temporary
-    file (on ext4 writing one costs about three times as much); None if neither can be made."""
-    memfd = getattr(os, "memfd_create", None)
-    if memfd is not None and 4 * size < _available_memory():
-        try:
-            return int(memfd("sessionview-show", os.MFD_CLOEXEC))
-        except OSError:
-            pass
-    import tempfile  # here: after the first records are out
-
-    try:
-        tmp = tempfile.TemporaryFile(prefix="sessionview-show-")
-    except OSError:
-        return None
-    fd = os.dup(tmp.fileno())
-    tmp.close()
-    return fd
-
-
-def _available_memory() -> int:
-    """``MemAvailable`` of ``/proc/meminfo`` in bytes (0 if unknown)."""
-    try:
-        with open("/proc/meminfo", "rb") as f:
-            for line in f:
-                if line.startswith(b"MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0
-
-
-def _line_end(fd: int, at: int, size: int) -> int | None:
-    """The byte after the first newline at or after ``at`` (before ``size``), or None."""
-    pos = at
-    while pos < size:
-        chunk = os.pread(fd, min(CHUNK, size - pos), pos)
-        if not chunk:
-            return None
-        i = chunk.find(b"\n")
-        if i != -1:
-            return pos + i + 1 if pos + i + 1 < size else None
-        pos += len(chunk)
-    return None
-
-
-def _count_lines(fd: int, end: int) -> int:
-    """The newlines before byte ``end``: the records before the line that starts there. Through maps of the
-    file, :data:`WINDOW` bytes at a time, where they can be made (a newline search is memchr's, without a copy:
-    ``bytes.count`` reads about five times slower); a file cut shorter meanwhile ends this process by SIGBUS,
-    as a failed child."""
-    n = pos = 0
-    while pos < end:
-        size = min(WINDOW, end - pos)
-        try:
-            mm = mmap.mmap(fd, size, prot=mmap.PROT_READ, offset=pos)
-        except (OSError, ValueError):
-            chunk = os.pread(fd, min(4 * CHUNK, end - pos), pos)
-            if not chunk:
-                raise SourceChanged(f"file ended at byte {pos}, expected {end}") from None
-            n += chunk.count(b"\n")
-            pos += len(chunk)
-            continue
-        with mm:
-            find = mm.find
-            i = find(b"\n")
-            while i != -1:
-                n += 1
-                i = find(b"\n", i + 1)
-        pos += size
-    return n
-
-
-def _ids(log: list[Event]) -> list[Any]:
-    """The call ids a block's links depend on: its calls' and its results' (each once)."""
-    ids = {cid for _, calls, _ in log for cid, _ in calls}
-    ids.update(rid for _, _, results in log for rid in results)
-    return list(ids)
-
-
-class _Frames:
-    """The child's side: each block's bytes written to ``out`` at the end of the blocks before (so that a
-    block that could not be written whole is overwritten by the next), then its header sent through ``w``."""
-
-    def __init__(self, w: int, out: int) -> None:
-        self.w = w
-        self.out = out
-        self.off = 0
-
-    def write(self, kind: int, blob: bytes, events: list[Event], first: int, last: int, end: int) -> None:
-        ids = pickle.dumps(_ids(events), protocol=pickle.HIGHEST_PROTOCOL) if events else b""
-        ev = pickle.dumps(events, protocol=pickle.HIGHEST_PROTOCOL) if events else b""
-        off = self.off
-        for data in (blob, ids, ev):
-            view = memoryview(data)
-            while view:
-                done = os.pwrite(self.out, view, off)
-                view = view[done:]
-                off += done
-        os.write(self.w, _HEADER.pack(kind, len(blob), len(ids), len(ev), first, last, end))
-        self.off = off
-
-
-def _read_exact(fd: int, n: int) -> bytes | None:
-    data = b""
-    while len(data) < n:
-        got = os.read(fd, n - len(data))
-        if not got:
-            return None
-        data += got
-    return data
-
-
-def _pread_exact(fd: int, n: int, off: int) -> bytes:
-    parts = []
-    while n > 0:
-        got = os.pread(fd, n, off)
-        if not got:
-            raise OSError(f"the temporary file of the second half ended early at byte {off}")
-        parts.append(got)
-        n -= len(got)
-        off += len(got)
-    return b"".join(parts)
+    def _finish(self) -> None:
+        """Every block of the child printed: let it free the last of them and end (rather than end it)."""
+        assert self._child is not None
+        pid, r, done_w, tmp = self._child
+        os.close(done_w)  # the child's end of the pipe reads its end
+        self._child = (pid, r, -1, tmp)
+        self.close()
