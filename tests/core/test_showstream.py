@@ -343,3 +343,40 @@ def test_the_child_frees_the_pages_of_the_blocks_printed(tmp_path, monkeypatch, 
     whole = printers[0].left
     assert whole > 800_000  # the child's half of about 1.8 MB of output
     assert kept < whole / 4
+
+
+@pytest.mark.timeout(60)
+def test_a_child_still_rendering_never_holds_up_the_parent(tmp_path, monkeypatch):
+    """The child reads which blocks were printed only once it is done: when more are printed meanwhile than
+    the pipe holds (here the child writes its last header only once the pipe is full), the parent does not
+    wait for room there (the child waits for the parent to read its headers: both would wait forever)."""
+    import fcntl
+    import termios
+
+    monkeypatch.setattr(streamview, "CHUNK", 4096)
+    monkeypatch.setattr(showstream, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(showstream, "BLOCK", 1)  # a block a record
+    head = open(os.path.join(FIX, "brute-session.jsonl"), "rb").read()
+    p = tmp_path / "many.jsonl"
+    p.write_bytes(head + b"".join(b'{"role":"user","content":"m%d"}\n' % i for i in range(12000)))
+    real_main, real_write = ShowStream._child_main, showpipe.Frames.write
+    relayed_fd: list[int] = []
+
+    def child_main(self, mid, w, out, relayed):
+        relayed_fd.append(relayed)
+        real_main(self, mid, w, out, relayed)
+
+    def write(self, kind, *rest):
+        if kind == showpipe.END:
+            size = fcntl.fcntl(relayed_fd[0], fcntl.F_GETPIPE_SZ)  # 64 KiB: 4096 spans
+            full = bytearray(4)
+            while int.from_bytes(full, "little") < size:
+                fcntl.ioctl(relayed_fd[0], termios.FIONREAD, full)
+                os.sched_yield()
+        real_write(self, kind, *rest)
+
+    monkeypatch.setattr(ShowStream, "_child_main", child_main)
+    monkeypatch.setattr(showpipe.Frames, "write", write)
+    printers: list = []
+    assert _shown(str(p), 2, printers=printers) == _reference(str(p))
+    assert printers[0].relayed > 4096 and printers[0].redone == 0

@@ -14,7 +14,8 @@ calls and results it saw; a block that shows a link to a call id of the first pa
 there, an id used again) could not be known by the child, so this process renders that block again itself,
 after replaying the logs of the blocks before it onto its pairing (only then: a log is read from the child's
 file only when something is rendered here after it). The child reads the file through the same descriptor
-with ``pread`` and tells of each block it wrote through a pipe. Should it fail, this process renders the rest
+with ``pread`` and tells of each block it wrote through a pipe; once done, it frees the pages of each block
+this process says (through a second pipe) it has printed (:mod:`~sessionview.core.view.showpipe`). Should it fail, this process renders the rest
 itself from the end of the child's last block; should this process stop early (a closed pipe: ``show |
 head``), :meth:`ShowStream.close` ends the child.
 """
@@ -203,6 +204,7 @@ class ShowStream:
                 os._exit(code)
         os.close(w)
         os.close(done_r)
+        os.set_blocking(done_w, False)  # never waits for a child still rendering (which waits for its headers)
         stream.reader.end = mid
         self._child = (pid, r, done_w, tmp)
         self.split = mid
@@ -267,7 +269,7 @@ class ShowStream:
                 raise SourceChanged(f"the lines before byte {mid} changed while the file was read")
             if kind == showpipe.END:
                 self.count = n
-                self._finish()
+                self.close(kill=False)  # the child frees the last blocks it is told of, and ends
                 return
             ids = pickle.loads(showpipe.pread_exact(fd, ni, at + nb)) if ni else ()
             if ids and not first_half.isdisjoint(ids):
@@ -279,9 +281,9 @@ class ShowStream:
                 if ne:
                     pending.append((at + nb + ni, ne))
                 yield fd, nb, at
-                try:
-                    os.write(done_w, showpipe.SPAN.pack(at, at + nb))  # a few at most: the child reads them as they come
-                except OSError:  # the child has gone: its header (or none) says how
+                try:  # the child reads these once it is done: one the pipe has no room for is left to close()
+                    os.write(done_w, showpipe.SPAN.pack(at, at + nb))
+                except OSError:  # full (the pipe does not block), or the child has gone: its header says how
                     pass
             n, pos = last, end
             self.count = n
@@ -317,18 +319,18 @@ class ShowStream:
         if parts:
             yield "".join(parts).encode("utf-8", "backslashreplace")
 
-    def close(self) -> None:
-        """End the child, if it still runs, and drop its file."""
+    def close(self, kill: bool = True) -> None:
+        """End the child, if it still runs (or, without ``kill``, wait for it to end), and drop its file."""
         child, self._child = self._child, None
         if child is None:
             return
         pid, r, done_w, tmp = child
-        if done_w >= 0:
+        if kill:
             try:
                 os.kill(pid, 9)
             except ProcessLookupError:
                 pass
-            os.close(done_w)
+        os.close(done_w)  # the child's end reads its end: it stops freeing
         os.waitpid(pid, 0)
         os.close(r)
         try:
@@ -336,11 +338,3 @@ class ShowStream:
         except OSError:  # pragma: no cover - a descriptor of ours
             pass
         os.close(tmp)
-
-    def _finish(self) -> None:
-        """Every block of the child printed: let it free the last of them and end (rather than end it)."""
-        assert self._child is not None
-        pid, r, done_w, tmp = self._child
-        os.close(done_w)  # the child's end of the pipe reads its end
-        self._child = (pid, r, -1, tmp)
-        self.close()
