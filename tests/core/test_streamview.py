@@ -2,8 +2,11 @@
 
 import glob
 import os
+from unittest import mock
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sessionview.core import streamview
 from sessionview.core.session import JsonlSession, open_session
@@ -97,3 +100,51 @@ def test_a_file_that_shrinks_while_read_raises_source_changed(tmp_path):
             list(StreamedSession(fd, str(p), 10_000).views())
     finally:
         os.close(fd)
+
+
+def _model_lines(data: bytes, start: int):
+    """What LineReader gives, whatever the reads: ``(line's bytes, terminator, size)`` of each line."""
+    if start == 0 and data.startswith(b"\xef\xbb\xbf"):
+        start = 3
+    body = data[start:]
+    pieces = body.split(b"\n")
+    last = pieces.pop()
+    out = []
+    for p in pieces:
+        if p.endswith(b"\r"):
+            out.append((p[:-1], b"\r\n", len(p) + 1))
+        else:
+            out.append((p, b"\n", len(p) + 1))
+    if last:
+        out.append((last, b"", len(last)))
+    return out
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    data=st.lists(st.sampled_from([b"a", b"bc", b"\n", b"\r", b"\r\n", b"\xef\xbb\xbf", b"x" * 9]), max_size=40).map(b"".join),
+    chunk=st.integers(1, 24),
+    cap=st.integers(0, 12),
+    preview=st.integers(1, 8),
+    start=st.integers(0, 3),
+)
+def test_line_reader_gives_every_line_whatever_the_reads(tmp_path, data, chunk, cap, preview, start):
+    """Lines joined across reads (only the cut line's bytes), CRLF split by a read, lines over the cap as a
+    preview (a prefix of at least the preview's size) with their whole size, the last line unterminated."""
+    p = tmp_path / "lines"
+    p.write_bytes(data)
+    start = min(start, len(data))
+    fd = os.open(p, os.O_RDONLY)
+    try:
+        with mock.patch.object(streamview, "CHUNK", chunk), mock.patch.object(streamview, "RAW_PREVIEW", preview):
+            got = list(streamview.LineReader(fd, start, len(data), cap))
+    finally:
+        os.close(fd)
+    want = _model_lines(data, start)
+    assert [size for _, _, size in got] == [size for _, _, size in want]
+    for (raw, term, size), (line, wterm, _) in zip(got, want, strict=True):
+        if size <= cap + 2:
+            assert (raw, term) == (line, wterm)
+        else:  # over the cap: a preview, never the line held whole past a read
+            assert line.startswith(raw) and len(raw) >= min(len(line), preview)
+            assert term == wterm or term == b"\n" != wterm  # (a CR before it may be in the preview)
