@@ -329,17 +329,23 @@ class Bench:
                 order = ["textual-floor", "sessionview"] if i % 2 == 0 else ["sessionview", "textual-floor"]
                 for label in order + [v for v in viewers if v not in order]:
                     firsts[label].append(self.tui_run(label, viewers[label], first_file, 1, f"{label}-first-{i}"))
-            for label, spec in viewers.items():
-                first = merged(firsts[label])
-                tail: dict = {}
-                follow: dict = {}
-                if label != "toolong":
+            # The tail and the following in rounds too (--follow-runs), sessionview and the floor taking turns to
+            # go first: one 20 s sample of each was 1.22x in one run and 1.50x in the next on this machine.
+            tails: dict[str, list[dict]] = {label: [] for label in viewers if label != "toolong"}
+            follows: dict[str, list[dict]] = {label: [] for label in tails}
+            bg = (f"{shlex.quote(sys.executable)} {SHARED}/gen_session.py --append-rate 20 --torn-prob 0.3 "
+                  f"--duration {self.a.follow_s} --out {{file}}")
+            for i in range(self.a.follow_runs):
+                order = ["textual-floor", "sessionview"] if i % 2 == 0 else ["sessionview", "textual-floor"]
+                for label in order:
+                    spec = viewers[label]
                     follow_spec = {**spec, "ready_absent": spec.get("follow_ready_absent", spec.get("ready_absent"))}
-                    tail = self.tui_run(label, follow_spec, small, 1, f"{label}-tail", tail=20)
-                    bg = (f"{shlex.quote(sys.executable)} {SHARED}/gen_session.py --append-rate 20 --torn-prob 0.3 "
-                          f"--duration {self.a.follow_s} --out {{file}}")
-                    follow = self.tui_run(label, follow_spec, small, 1, f"{label}-follow", tail=20, bg=bg, idle=self.a.follow_s / 2)
-                out[label] = {"first": first, "tail": tail, "follow": follow}
+                    tails[label].append(self.tui_run(label, follow_spec, small, 1, f"{label}-tail-{i}", tail=20))
+                    follows[label].append(self.tui_run(label, follow_spec, small, 1, f"{label}-follow-{i}", tail=20, bg=bg,
+                                                       idle=self.a.follow_s / 2))
+            for label in viewers:
+                out[label] = {"first": merged(firsts[label]), "tail": merged(tails.get(label, [])),
+                              "follow": merged(follows.get(label, []))}
         finally:
             os.unlink(first_file)
             os.unlink(small)
@@ -426,6 +432,8 @@ def merged(summaries: list[dict]) -> dict:
         elif all(isinstance(v, dict) and "median" in v for v in vals):
             pts = [v["median"] for v in vals if isinstance(v.get("median"), (int, float))]
             out[key] = stats(pts) if pts else vals[0]
+        elif all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+            out[key] = stats(vals)
         elif all(isinstance(v, dict) for v in vals):
             sub: dict = {}
             for k in {k for v in vals for k in v}:
@@ -507,6 +515,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--rows", default="ops,check,parse,show,tui")
     ap.add_argument("--follow-s", type=float, default=20.0, help="seconds the live agent appends")
+    ap.add_argument("--follow-runs", type=int, default=3, help="rounds of the tail and the following (each viewer once a round)")
     ap.add_argument("--data-dir", default=os.environ.get("SV_BENCH_DIR") or os.path.join(HERE, "data"))
     ap.add_argument("--repo", default=REPO, help="the checkout whose sessionview is measured")
     ap.add_argument("--work-dir", help="where the ops' copies and state directories go (default: a new temporary directory)")
