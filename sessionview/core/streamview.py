@@ -59,32 +59,19 @@ class LineReader:
                     continue
                 yield rest, b"\n", skipping + i + 1
                 rest, skipping = b"", -1
-                start = i + 1
-            else:
-                start = 0
-            if rest:  # the line cut by the last read: only its bytes are joined, never the whole read
-                i = chunk.find(b"\n")
-                if i == -1:
-                    rest += chunk
-                    if len(rest) > cap + 2:
-                        skipping, rest = len(rest), rest[:RAW_PREVIEW]
-                    continue
-                data = rest + chunk[:i]
-                if data[-1:] == b"\r":
-                    yield data[:-1], b"\r\n", len(data) + 1
-                else:
-                    yield data, b"\n", len(data) + 1
-                start = i + 1
-            find = chunk.find
-            i = find(b"\n", start)
+                chunk = chunk[i + 1:]
+            data = rest + chunk if rest else chunk
+            start = 0
+            find = data.find
+            i = find(b"\n")
             while i != -1:  # split_terminator, without a copy of the line first
-                if i > start and chunk[i - 1] == 13:
-                    yield chunk[start:i - 1], b"\r\n", i + 1 - start
+                if i > start and data[i - 1] == 13:
+                    yield data[start:i - 1], b"\r\n", i + 1 - start
                 else:
-                    yield chunk[start:i], b"\n", i + 1 - start
+                    yield data[start:i], b"\n", i + 1 - start
                 start = i + 1
                 i = find(b"\n", start)
-            rest = chunk[start:]
+            rest = data[start:]
             if len(rest) > cap + 2:
                 skipping, rest = len(rest), rest[:RAW_PREVIEW]
         if skipping >= 0:
