@@ -120,7 +120,7 @@ def _model_lines(data: bytes, start: int):
     return out
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     data=st.lists(st.sampled_from([b"a", b"bc", b"\n", b"\r", b"\r\n", b"\xef\xbb\xbf", b"x" * 9]), max_size=40).map(b"".join),
     chunk=st.integers(1, 24),
@@ -146,5 +146,6 @@ def test_line_reader_gives_every_line_whatever_the_reads(tmp_path, data, chunk, 
         if size <= cap + 2:
             assert (raw, term) == (line, wterm)
         else:  # over the cap: a preview, never the line held whole past a read
-            assert line.startswith(raw) and len(raw) >= min(len(line), preview)
+            whole = line + b"\r" if wterm == b"\r\n" else line  # (the CR may be in the preview)
+            assert whole.startswith(raw) and len(raw) >= min(len(line), preview)
             assert term == wterm or term == b"\n" != wterm  # (a CR before it may be in the preview)
