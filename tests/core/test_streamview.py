@@ -129,8 +129,8 @@ def _model_lines(data: bytes, start: int):
     start=st.integers(0, 3),
 )
 def test_line_reader_gives_every_line_whatever_the_reads(tmp_path, data, chunk, cap, preview, start):
-    """Lines joined across reads (only the cut line's bytes), CRLF split by a read, lines over the cap as a
-    preview (a prefix of at least the preview's size) with their whole size, the last line unterminated."""
+    """Lines joined across reads, CRLF split by a read, lines over the cap as a preview (a prefix of at least
+    the preview's size) with their whole size, the last line unterminated."""
     p = tmp_path / "lines"
     p.write_bytes(data)
     start = min(start, len(data))
@@ -145,7 +145,7 @@ def test_line_reader_gives_every_line_whatever_the_reads(tmp_path, data, chunk, 
     for (raw, term, size), (line, wterm, _) in zip(got, want, strict=True):
         if size <= cap + 2:
             assert (raw, term) == (line, wterm)
-        else:  # over the cap: a preview, never the line held whole past a read
+        else:  # over the cap: its whole size, and at least a preview of its bytes
             whole = line + b"\r" if wterm == b"\r\n" else line  # (the CR may be in the preview)
             assert whole.startswith(raw) and len(raw) >= min(len(line), preview)
             assert term == wterm or term == b"\n" != wterm  # (a CR before it may be in the preview)
