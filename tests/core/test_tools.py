@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from sessionview.core.doc.model import Kind, ToolCall, ToolResult, View
 from sessionview.core.session import open_session
@@ -159,6 +160,33 @@ def test_results_exit_codes_and_errors():
     assert T.result_info(ToolResult("a", "boom", is_error=True)).error
     # a read's text is not searched for exit codes
     assert T.result_info(ToolResult("a", "[exit code: 3]")) == T.ResultInfo("[exit code: 3]", False, None)
+
+
+
+def _searched_from_the_start(text: str) -> tuple[int, int, str] | None:
+    """What ``result_info`` found before ``_exit_code``: each pattern searched over the whole text."""
+    for pattern in T._EXIT_PATTERNS:
+        found = pattern.search(text)
+        if found:
+            return found.start(), found.end(), found.group(1)
+    return None
+
+
+_PIECES = ["\n", "\n\n", " ", "\\n", "x", "7", "-3", "]", "[exit code: ", "Command exited with code ", "Exit code",
+           "Exit code: ", "Error: ", "Process exited with code ", "Wall time: 1s\n", "Exit Code: ", "Output:\n"]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=14))
+def test_the_exit_code_found_by_literal_is_the_one_a_whole_search_finds(pieces):
+    """``_exit_code`` skips texts without a pattern's literal and starts the end-anchored searches at their
+    literal's last occurrence: it finds exactly the match (pattern, span, code) of a search from the start."""
+    text = "".join(pieces)
+    found, gemini = T._exit_code(text)
+    want = _searched_from_the_start(text)
+    assert (None if found is None else (found.start(), found.end(), found.group(1))) == want
+    if found is not None:
+        assert gemini == (found.re is T._EXIT_PATTERNS[-1])
 
 
 def test_error_results_in_the_fixtures():
