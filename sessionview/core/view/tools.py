@@ -388,7 +388,7 @@ def _exit_code(text: str) -> tuple[re.Match[str] | None, bool]:
     """The first of :data:`_EXIT_PATTERNS` found in ``text`` (its match, and whether it is the last pattern).
 
     ``re.search`` walks every character of a text that holds none of them: about 12 ms a megabyte for each of
-    the first two, so a big tool output cost 30 ms a draw. Each pattern needs its literal: a text without it is
+    the first two, so each megabyte of a tool's output cost about 30 ms at every draw. Each pattern needs its literal: a text without it is
     passed over by ``str.find`` (a fast scan). The first two end with the text (``\\s*$`` after the digits), so
     their literal is its last occurrence, and the match starts there or in the newlines right before it: the
     search starts there too, and finds what a search from the start finds."""
