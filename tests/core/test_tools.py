@@ -3,6 +3,7 @@ sessions (tests/fixtures and tests/fixtures/real), and what a result says (exit 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -162,13 +163,12 @@ def test_results_exit_codes_and_errors():
     assert T.result_info(ToolResult("a", "[exit code: 3]")) == T.ResultInfo("[exit code: 3]", False, None)
 
 
-
-def _searched_from_the_start(text: str) -> tuple[int, int, str] | None:
+def _searched_from_the_start(text: str) -> tuple[re.Pattern[str], int, int, str] | None:
     """What ``result_info`` found before ``_exit_code``: each pattern searched over the whole text."""
     for pattern in T._EXIT_PATTERNS:
         found = pattern.search(text)
         if found:
-            return found.start(), found.end(), found.group(1)
+            return pattern, found.start(), found.end(), found.group(1)
     return None
 
 
@@ -182,11 +182,9 @@ def test_the_exit_code_found_by_literal_is_the_one_a_whole_search_finds(pieces):
     """``_exit_code`` skips texts without a pattern's literal and starts the end-anchored searches at their
     literal's last occurrence: it finds exactly the match (pattern, span, code) of a search from the start."""
     text = "".join(pieces)
-    found, gemini = T._exit_code(text)
+    found = T._exit_code(text)
     want = _searched_from_the_start(text)
-    assert (None if found is None else (found.start(), found.end(), found.group(1))) == want
-    if found is not None:
-        assert gemini == (found.re is T._EXIT_PATTERNS[-1])
+    assert (None if found is None else (found.re, found.start(), found.end(), found.group(1))) == want
 
 
 def test_error_results_in_the_fixtures():

@@ -380,34 +380,34 @@ _EXIT_PATTERNS = (
     re.compile(r"^(?:Chunk ID: [^\n]*\n)?(?:Wall time: [^\n]*\n)?Process exited with code (-?\d+)\n(?:Original token count: [^\n]*\n)?(?:Output:\n)?"),  # Codex exec_command
     re.compile(r"(?:\n|\\n)Exit Code: (-?\d+)(?=\n|\\n|$)"),  # Gemini CLI run_shell_command (some write "\\n")
 )
-#: the text each pattern cannot match without, and whether the pattern ends at the end of the text (``$``)
+#: each pattern's literal (no match without it), and for the two that end with the text (``\s*$``) the character
+#: their match may start with before it (``\n?``, ``\n*``)
 _EXIT_LITERALS = (("[exit code: ", "\n"), ("Command exited with code ", "\n"), ("Exit code", ""), ("Process exited with code ", ""), ("Exit Code: ", ""))
 
 
-def _exit_code(text: str) -> tuple[re.Match[str] | None, bool]:
-    """The first of :data:`_EXIT_PATTERNS` found in ``text`` (its match, and whether it is the last pattern).
+def _exit_code(text: str) -> re.Match[str] | None:
+    """The match of the first of :data:`_EXIT_PATTERNS` found in ``text``, as ``pattern.search(text)`` finds it.
 
-    ``re.search`` walks every character of a text that holds none of them: about 12 ms a megabyte for each of
-    the first two, so each megabyte of a tool's output cost about 30 ms at every draw. Each pattern needs its literal: a text without it is
-    passed over by ``str.find`` (a fast scan). The first two end with the text (``\\s*$`` after the digits), so
-    their literal is its last occurrence, and the match starts there or in the newlines right before it: the
-    search starts there too, and finds what a search from the start finds."""
-    last = len(_EXIT_PATTERNS) - 1
-    for k, (pattern, (literal, lead)) in enumerate(zip(_EXIT_PATTERNS, _EXIT_LITERALS, strict=True)):
+    ``re.search`` walks every character of a text that holds none of them: about 12 ms a megabyte for each of the
+    first two, so each megabyte of a tool's output cost about 30 ms at every draw. A text without a pattern's
+    literal is passed over by ``str.find``. The first two end with the text (only digits and ``\\s*`` after the
+    literal), so their literal is its last occurrence, and the match starts there or in the newlines right
+    before it: the search starts at the first of those newlines, and finds what a search from the start finds."""
+    for pattern, (literal, lead) in zip(_EXIT_PATTERNS, _EXIT_LITERALS, strict=True):
         if lead:
             at = text.rfind(literal)
             if at == -1:
                 continue
             while at > 0 and text[at - 1] == lead:
-                at -= 1  # (the first pattern takes at most one newline: one more changes nothing, it is not matched)
+                at -= 1
             found = pattern.search(text, at)
-        elif literal not in text:
-            continue
-        else:
+        elif literal in text:
             found = pattern.search(text)
+        else:
+            continue
         if found:
-            return found, k == last
-    return None, False
+            return found
+    return None
 
 
 def result_info(result: ToolResult, command: bool = False) -> ResultInfo:
@@ -420,10 +420,10 @@ def result_info(result: ToolResult, command: bool = False) -> ResultInfo:
         text, error = m.group(2).strip("\n"), True
     code: int | None = None
     if command:
-        found, gemini = _exit_code(text)
+        found = _exit_code(text)
         if found:
             code = int(found.group(1))
-            if not gemini:
+            if found.re is not _EXIT_PATTERNS[-1]:  # Gemini's stays in the text
                 text = text[: found.start()] + text[found.end() :]
         if code is not None and code != 0:
             error = True
