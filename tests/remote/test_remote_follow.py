@@ -187,3 +187,16 @@ def test_a_lost_connection_is_an_error_not_an_exception(sshd):
         assert follower.error
     finally:
         follower.close()
+
+
+def test_a_stat_against_a_file_closed_meanwhile_is_a_plain_stat(sshd, access):
+    # another thread closes the file between stat()'s check and the stat on the connection's loop: the path's
+    # stat, as of another file (no AttributeError, no coroutine left unawaited)
+    path = sshd.sessions / "closing.jsonl"
+    path.write_bytes(line("user", "go"))
+    opened = access.open(str(path))
+    same = access.stat(str(path), opened)
+    assert (same.st_dev, same.st_ino) == opened.ident and same.st_size == path.stat().st_size
+    opened.close()
+    st = access._call(access._stat_against(str(path), opened), str(path))
+    assert st.st_size == path.stat().st_size and (st.st_dev, st.st_ino) == (0, 0)  # sftp.OTHER_FILE
