@@ -21,7 +21,6 @@ import json
 import math
 import os
 import re
-from dataclasses import replace
 from typing import Any
 
 from sessionview.core import rubyjson
@@ -292,7 +291,8 @@ class LittleGhostSession(Session):
     @property
     def capabilities(self) -> Capabilities:
         """The messages' capabilities, written back as one whole document."""
-        return replace(self.adapter.capabilities, whole_document=True)
+        c = self.adapter.capabilities
+        return Capabilities(c.editable, c.compactable, c.not_compactable, whole_document=True)
 
     @property
     def doc(self) -> Document:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import os
 from array import array
-from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from sessionview.core.doc.document import BOM, Source, open_regular, preader
 from sessionview.core.doc.linescan import ScanLimit, tail_line_starts
 from sessionview.core.fileaccess import OpenFile
+from sessionview.core.values import Value
 
 __all__ = ["TailOpen", "complete_end", "open_tail", "open_tail_file", "full_index", "grow", "heap_gives_back"]
 
@@ -43,10 +43,11 @@ def complete_end(
     return 0
 
 
-@dataclass
-class TailOpen:
-    """A file opened end first: an index of its last lines, and where its complete lines end."""
+class TailOpen(Value):
+    """A file opened end first: an index of its last lines, and where its complete lines end (a
+    :class:`~sessionview.core.values.Value`: no dataclass to build at import)."""
 
+    __slots__ = ("fd", "source", "end", "size", "whole", "ident", "mtime_ns", "file")
     fd: int
     source: Source  # only the last lines are indexed; ``source.size`` is ``end``
     end: int  # just past the last complete line
@@ -55,7 +56,20 @@ class TailOpen:
     ident: tuple[int, int]
     mtime_ns: int
     #: the file when it is read through a FileAccess (another host): ``fd`` is then -1
-    file: OpenFile | None = None
+    file: OpenFile | None
+
+    def __init__(
+        self, fd: int, source: Source, end: int, size: int, whole: bool, ident: tuple[int, int], mtime_ns: int,
+        file: OpenFile | None = None,
+    ) -> None:
+        self.fd = fd
+        self.source = source
+        self.end = end
+        self.size = size
+        self.whole = whole
+        self.ident = ident
+        self.mtime_ns = mtime_ns
+        self.file = file
 
     @property
     def read(self) -> Callable[[int, int], bytes]:

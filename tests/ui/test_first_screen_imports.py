@@ -1,6 +1,6 @@
 """What the first screen of ``sessionview FILE`` costs stays what it is: the modules it imports before its first
 frame (none of editing, saving, searching, indexing, Markdown, the footer, the configuration or another
-format's adapter), the session screen as Textual's first screen (no empty default screen under it), the
+format's adapter), no dataclass to build but the view's, the session screen as Textual's first screen (no empty default screen under it), the
 transcript styled once (its focus redraws it), and the cyclic garbage collector held until that frame and
 running again after it. A subprocess each: ``sys.modules``
 of a fresh interpreter."""
@@ -35,7 +35,14 @@ NOT_BEFORE_THE_FIRST_FRAME = (
 
 PROBE = textwrap.dedent(
     """
-    import asyncio, gc, json, sys
+    import asyncio, dataclasses, gc, json, sys
+    built = []  # sessionview's dataclasses, as each is built (dataclass writes and compiles its methods then)
+    process = dataclasses._process_class
+    def record(cls, *args):
+        if cls.__module__.startswith("sessionview."):
+            built.append(f"{cls.__module__}.{cls.__qualname__}")
+        return process(cls, *args)
+    dataclasses._process_class = record
     from sessionview.ui.startup import hold_collector
     hold_collector()  # as `sessionview FILE` does (sessionview.cli)
     from sessionview.ui.app import SessionViewApp
@@ -63,6 +70,7 @@ PROBE = textwrap.dedent(
                 app.screen.refresh()
                 return
             seen["modules"] = sorted(sys.modules)
+            seen["dataclasses"] = list(built)
 
         app.call_after_frame(first_frame)  # before the app's own: it runs first
         async with app.run_test(size=(120, 40)) as pilot:
@@ -102,6 +110,13 @@ def test_the_first_frame_imports_only_what_it_draws(tmp_path: Path):
     early = [m for m in modules if any(m == n or m.startswith(n + ".") for n in NOT_BEFORE_THE_FIRST_FRAME)]
     assert early == [], f"imported before the first frame: {early}"
     assert "sessionview.core.formats.brute" in modules and "sessionview.ui.widgets.transcript" in modules  # it did draw
+
+
+def test_the_first_frame_builds_no_dataclass_but_the_view(tmp_path: Path):
+    # each costs 0.5-3 ms at every start; the rest are sessionview.core.values classes (View stays a dataclass:
+    # dataclasses.replace and fields() are used on it)
+    seen = probe(brute_session(tmp_path))
+    assert seen["dataclasses"] == ["sessionview.core.doc.model.View"]
 
 
 def test_the_session_is_the_first_screen_and_the_collector_waits_for_its_frame(tmp_path: Path):

@@ -13,12 +13,11 @@ bytes are matched with a regular expression; any other line is parsed whole.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 import orjson
 
-from sessionview.core.values import Frozen
+from sessionview.core.values import Frozen, Value
 
 _set = object.__setattr__
 
@@ -42,12 +41,16 @@ class Branch(Frozen):
         _set(self, "count", count)
 
 
-@dataclass
-class Branches:
+class Branches(Value):
     """The branch of each record (``on``) and the number of branches at each branch point (``points``)."""
 
-    on: dict[int, Branch] = field(default_factory=dict)
-    points: dict[int, int] = field(default_factory=dict)
+    __slots__ = ("on", "points")
+    on: dict[int, Branch]
+    points: dict[int, int]
+
+    def __init__(self, on: dict[int, Branch] | None = None, points: dict[int, int] | None = None) -> None:
+        self.on = {} if on is None else on
+        self.points = {} if points is None else points
 
     def __bool__(self) -> bool:
         return bool(self.points)

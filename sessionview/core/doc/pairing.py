@@ -4,21 +4,40 @@ ids and user messages placed between a call and its result (provider APIs reject
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from sessionview.core.doc.model import Kind, Problem, View
+from sessionview.core.values import Value
 
 
-@dataclass
-class Pairing:
-    calls: dict[str, int] = field(default_factory=dict)  # call id -> #N of the (first) call
-    results: dict[str, list[int]] = field(default_factory=dict)  # call id -> #N of its results
-    names: dict[str, str] = field(default_factory=dict)  # call id -> tool name
-    duplicate_calls: dict[str, list[int]] = field(default_factory=dict)
-    orphans: list[tuple[str | None, int]] = field(default_factory=list)
+class Pairing(Value):
+    """Which record calls and which answers each tool call id (a :class:`~sessionview.core.values.Value`: no
+    dataclass to build at import; each field left out is a new empty one)."""
+
+    __slots__ = ("calls", "results", "names", "duplicate_calls", "orphans", "interrupted")
+    calls: dict[str, int]  # call id -> #N of the (first) call
+    results: dict[str, list[int]]  # call id -> #N of its results
+    names: dict[str, str]  # call id -> tool name
+    duplicate_calls: dict[str, list[int]]
+    orphans: list[tuple[str | None, int]]
     #: (#N of a user message, ids of the calls made before it whose results come after it)
-    interrupted: list[tuple[int, tuple[str, ...]]] = field(default_factory=list)
+    interrupted: list[tuple[int, tuple[str, ...]]]
+
+    def __init__(
+        self,
+        calls: dict[str, int] | None = None,
+        results: dict[str, list[int]] | None = None,
+        names: dict[str, str] | None = None,
+        duplicate_calls: dict[str, list[int]] | None = None,
+        orphans: list[tuple[str | None, int]] | None = None,
+        interrupted: list[tuple[int, tuple[str, ...]]] | None = None,
+    ) -> None:
+        self.calls = {} if calls is None else calls
+        self.results = {} if results is None else results
+        self.names = {} if names is None else names
+        self.duplicate_calls = {} if duplicate_calls is None else duplicate_calls
+        self.orphans = [] if orphans is None else orphans
+        self.interrupted = [] if interrupted is None else interrupted
 
     def result_of(self, call_id: str) -> int | None:
         found = self.results.get(call_id)

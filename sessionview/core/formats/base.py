@@ -5,13 +5,13 @@ declare what the editing code may do with a format's records (:class:`Capabiliti
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable, ClassVar
 
 from sessionview.core.doc.model import Kind, Problem, View, block_text
 from sessionview.core.errors import InvalidEdit, Refused
 from sessionview.core.formats.brute_message import compaction_marker
+from sessionview.core.values import Frozen
 
 #: the prefix a compaction summary gets where the format marks it in the text (Brute's convention)
 COMPACT_PREFIX = "[compacted:summary] "
@@ -19,28 +19,47 @@ COMPACT_PREFIX = "[compacted:summary] "
 TEXT_TYPES = ("text", "input_text", "output_text")
 
 
-@dataclass(frozen=True)
-class Capabilities:
-    """What the editing code may do with a session (asked, never guessed from a format's name)."""
+_set = object.__setattr__
 
+
+class Capabilities(Frozen):
+    """What the editing code may do with a session (asked, never guessed from a format's name). A
+    :class:`~sessionview.core.values.Frozen` value: no dataclass to build at import."""
+
+    __slots__ = ("editable", "compactable", "not_compactable", "whole_document")
     #: a message may be replaced: its text, or the whole record as JSON
-    editable: bool = False
+    editable: bool
     #: a range of records may become one new summary record (false where lines link by ids and parents)
-    compactable: bool = False
+    compactable: bool
     #: why not, when not compactable (ends the sentence "compaction is not supported for X: ...")
-    not_compactable: str = "its lines are linked by ids and parents, so a new summary line would break the format"
+    not_compactable: str
     #: written back whole (a store document holding the messages), not as JSONL lines
-    whole_document: bool = False
+    whole_document: bool
+
+    def __init__(
+        self, editable: bool = False, compactable: bool = False,
+        not_compactable: str = "its lines are linked by ids and parents, so a new summary line would break the format",
+        whole_document: bool = False,
+    ) -> None:
+        _set(self, "editable", editable)
+        _set(self, "compactable", compactable)
+        _set(self, "not_compactable", not_compactable)
+        _set(self, "whole_document", whole_document)
 
 
-@dataclass(frozen=True)
-class Encoded:
+class Encoded(Frozen):
     """One record as the format's writer would produce it: its bytes, the value they hold, and what the
     writer accepts but a person should know (a provider would reject it, a field is dropped...)."""
 
+    __slots__ = ("raw", "value", "warnings")
     raw: bytes
     value: Any
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[str, ...]
+
+    def __init__(self, raw: bytes, value: Any, warnings: tuple[str, ...] = ()) -> None:
+        _set(self, "raw", raw)
+        _set(self, "value", value)
+        _set(self, "warnings", warnings)
 
 
 class Adapter:

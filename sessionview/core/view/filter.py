@@ -3,17 +3,22 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from sessionview.core.doc.model import Kind, View
+from sessionview.core.values import Frozen
 
 
-@dataclass(frozen=True)
-class Filter:
-    """Show only records whose role is in ``roles`` and/or that call or answer a tool in ``tools``."""
+class Filter(Frozen):
+    """Show only records whose role is in ``roles`` and/or that call or answer a tool in ``tools`` (a
+    :class:`~sessionview.core.values.Frozen` value: no dataclass to build at import)."""
 
-    roles: frozenset[str] = frozenset()
-    tools: frozenset[str] = frozenset()
+    __slots__ = ("roles", "tools")
+    roles: frozenset[str]
+    tools: frozenset[str]
+
+    def __init__(self, roles: frozenset[str] = frozenset(), tools: frozenset[str] = frozenset()) -> None:
+        object.__setattr__(self, "roles", roles)
+        object.__setattr__(self, "tools", tools)
 
     @property
     def active(self) -> bool:

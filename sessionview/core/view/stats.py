@@ -2,36 +2,58 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from sessionview.core.doc.model import Kind, View
 from sessionview.core.text import approx_tokens
+from sessionview.core.values import Value
 from sessionview.core.view.timing import Timing
 from sessionview.core.view.usage import UsageTotals
 
 __all__ = ["Stats", "view_tokens", "compact_json"]
 
 
-@dataclass
-class Stats:
-    """Counts over every record, for the header and the filter prompt."""
+class Stats(Value):
+    """Counts over every record, for the header and the filter prompt (a
+    :class:`~sessionview.core.values.Value`: no dataclass to build at import; a field left out is a new one)."""
 
-    records: int = 0
-    roles: dict[str, int] = field(default_factory=dict)
-    kinds: dict[str, int] = field(default_factory=dict)
-    tools: dict[str, int] = field(default_factory=dict)
-    tokens: int = 0
-    invalid: int = 0
-    calls: dict[str, int] = field(default_factory=dict)  # tool call id -> record number
-    results: dict[str, int] = field(default_factory=dict)  # tool call id -> record number of its result
-    names: dict[str, str] = field(default_factory=dict)  # tool call id -> tool name
-    complete: bool = False
-    errors: int = 0  # tool results marked as errors
-    timing: Timing = field(default_factory=Timing)  # start, end, durations and gaps (where times are recorded)
-    usage: UsageTotals = field(default_factory=UsageTotals)  # the usage the file records
+    __slots__ = ("records", "roles", "kinds", "tools", "tokens", "invalid", "calls", "results", "names", "complete",
+                 "errors", "timing", "usage")
+    records: int
+    roles: dict[str, int]
+    kinds: dict[str, int]
+    tools: dict[str, int]
+    tokens: int
+    invalid: int
+    calls: dict[str, int]  # tool call id -> record number
+    results: dict[str, int]  # tool call id -> record number of its result
+    names: dict[str, str]  # tool call id -> tool name
+    complete: bool
+    errors: int  # tool results marked as errors
+    timing: Timing  # start, end, durations and gaps (where times are recorded)
+    usage: UsageTotals  # the usage the file records
+
+    def __init__(
+        self, records: int = 0, roles: dict[str, int] | None = None, kinds: dict[str, int] | None = None,
+        tools: dict[str, int] | None = None, tokens: int = 0, invalid: int = 0, calls: dict[str, int] | None = None,
+        results: dict[str, int] | None = None, names: dict[str, str] | None = None, complete: bool = False,
+        errors: int = 0, timing: Timing | None = None, usage: UsageTotals | None = None,
+    ) -> None:
+        self.records = records
+        self.roles = {} if roles is None else roles
+        self.kinds = {} if kinds is None else kinds
+        self.tools = {} if tools is None else tools
+        self.tokens = tokens
+        self.invalid = invalid
+        self.calls = {} if calls is None else calls
+        self.results = {} if results is None else results
+        self.names = {} if names is None else names
+        self.complete = complete
+        self.errors = errors
+        self.timing = Timing() if timing is None else timing
+        self.usage = UsageTotals() if usage is None else usage
 
     @property
     def tool_calls(self) -> int:

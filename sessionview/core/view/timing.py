@@ -7,11 +7,11 @@ only on the file, never on the clock or the time zone, so transcripts and snapsh
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
 from sessionview.core.doc.model import View
+from sessionview.core.values import Value
 
 __all__ = [
     "GAP",
@@ -92,26 +92,49 @@ def absolute_full(t: float) -> str:
     return datetime.fromtimestamp(t).astimezone().strftime("%Y-%m-%d %H:%M:%S %Z").rstrip()
 
 
-@dataclass
-class Timing:
+class Timing(Value):
     """Start, end, call durations and long gaps over records seen in order (fed by :meth:`add`).
 
     Call times are kept only until their result comes (or at most ``open_limit`` of them), so a big session
-    costs little memory; ``durations`` keeps the longest ``keep`` tool calls."""
+    costs little memory; ``durations`` keeps the longest ``keep`` tool calls. (A
+    :class:`~sessionview.core.values.Value`: no dataclass to build at import.)"""
 
-    start: float | None = None
-    end: float | None = None
-    timed: int = 0  # records with a time
-    gaps: list[tuple[int, float]] = field(default_factory=list)  # (record number after the gap, seconds)
-    longest_gap: float = 0.0
-    calls_timed: int = 0
-    call_seconds: float = 0.0  # sum over the calls whose duration is known
-    longest_call: tuple[float, int] | None = None  # (seconds, record number of the result)
-    _last: float | None = None
-    _first: tuple[float, int] | None = None  # the first time seen and its record
-    _open: dict[str, float] = field(default_factory=dict)
-    open_limit: int = 10000
-    keep_gaps: int = 1000
+    __slots__ = ("start", "end", "timed", "gaps", "longest_gap", "calls_timed", "call_seconds", "longest_call",
+                 "_last", "_first", "_open", "open_limit", "keep_gaps")
+    start: float | None
+    end: float | None
+    timed: int  # records with a time
+    gaps: list[tuple[int, float]]  # (record number after the gap, seconds)
+    longest_gap: float
+    calls_timed: int
+    call_seconds: float  # sum over the calls whose duration is known
+    longest_call: tuple[float, int] | None  # (seconds, record number of the result)
+    _last: float | None
+    _first: tuple[float, int] | None  # the first time seen and its record
+    _open: dict[str, float]
+    open_limit: int
+    keep_gaps: int
+
+    def __init__(
+        self, start: float | None = None, end: float | None = None, timed: int = 0,
+        gaps: list[tuple[int, float]] | None = None, longest_gap: float = 0.0, calls_timed: int = 0,
+        call_seconds: float = 0.0, longest_call: tuple[float, int] | None = None, _last: float | None = None,
+        _first: tuple[float, int] | None = None, _open: dict[str, float] | None = None, open_limit: int = 10000,
+        keep_gaps: int = 1000,
+    ) -> None:
+        self.start = start
+        self.end = end
+        self.timed = timed
+        self.gaps = [] if gaps is None else gaps
+        self.longest_gap = longest_gap
+        self.calls_timed = calls_timed
+        self.call_seconds = call_seconds
+        self.longest_call = longest_call
+        self._last = _last
+        self._first = _first
+        self._open = {} if _open is None else _open
+        self.open_limit = open_limit
+        self.keep_gaps = keep_gaps
 
     def add(self, view: View) -> None:
         t = view_time(view)

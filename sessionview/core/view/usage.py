@@ -20,11 +20,10 @@ context at that point of the session.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 from sessionview.core.doc.model import Kind, View
-from sessionview.core.values import Frozen
+from sessionview.core.values import Frozen, Value
 
 _set = object.__setattr__
 
@@ -144,18 +143,35 @@ def model_of(view: View) -> str | None:
     return None
 
 
-@dataclass
-class UsageTotals:
-    """The recorded usage of a session, summed over records seen in order (:meth:`add`), each response once."""
+_NO_USAGE = Usage()
 
-    sum: Usage = Usage()
-    records: int = 0  # records that carry usage
-    models: dict[str, int] = field(default_factory=dict)  # model -> records naming it
-    last_context: int = 0  # the context of the last request
-    peak_context: int = 0
-    _seen: dict[str, Usage] = field(default_factory=dict)  # recent response keys -> the usage counted
-    _running: Usage | None = None  # the last Codex running total
-    keep: int = 256
+
+class UsageTotals(Value):
+    """The recorded usage of a session, summed over records seen in order (:meth:`add`), each response once
+    (a :class:`~sessionview.core.values.Value`: no dataclass to build at import)."""
+
+    __slots__ = ("sum", "records", "models", "last_context", "peak_context", "_seen", "_running", "keep")
+    sum: Usage
+    records: int  # records that carry usage
+    models: dict[str, int]  # model -> records naming it
+    last_context: int  # the context of the last request
+    peak_context: int
+    _seen: dict[str, Usage]  # recent response keys -> the usage counted
+    _running: Usage | None  # the last Codex running total
+    keep: int
+
+    def __init__(
+        self, sum: Usage = _NO_USAGE, records: int = 0, models: dict[str, int] | None = None, last_context: int = 0,
+        peak_context: int = 0, _seen: dict[str, Usage] | None = None, _running: Usage | None = None, keep: int = 256,
+    ) -> None:
+        self.sum = sum
+        self.records = records
+        self.models = {} if models is None else models
+        self.last_context = last_context
+        self.peak_context = peak_context
+        self._seen = {} if _seen is None else _seen
+        self._running = _running
+        self.keep = keep
 
     @property
     def recorded(self) -> bool:

@@ -8,8 +8,6 @@ note saying how much is hidden.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from rich.style import Style
 from rich.text import Text
 from textual.strip import Strip
@@ -18,6 +16,7 @@ from sessionview.core.doc.branches import label as branch_label
 from sessionview.core.doc.model import Kind, ToolCall, ToolResult, View
 from sessionview.core.tail import Pending
 from sessionview.core.text import approx_tokens, decode_for_display
+from sessionview.core.values import Frozen
 from sessionview.core.view import tools as T
 from sessionview.core.view.humanize import human_count, human_size
 from sessionview.core.view.stats import view_tokens
@@ -44,29 +43,62 @@ RAW_LINES = 3
 EXPANDED_LINES = 2000
 
 
-@dataclass(frozen=True)
-class Links:
+_set = object.__setattr__
+
+
+# Links and Entry are frozen values (sessionview.core.values: no dataclass to build at import, which the first
+# screen waits for); a field left out is a new empty dict.
+class Links(Frozen):
     """Where the partners of a record's tool calls and results are (true line numbers)."""
 
-    results: dict[str, int | None] = field(default_factory=dict)  # call id -> line of its result
-    calls: dict[str, int | None] = field(default_factory=dict)  # call id -> line of the call
-    names: dict[str, str] = field(default_factory=dict)  # call id -> tool name
+    __slots__ = ("results", "calls", "names")
+    results: dict[str, int | None]  # call id -> line of its result
+    calls: dict[str, int | None]  # call id -> line of the call
+    names: dict[str, str]  # call id -> tool name
+
+    def __init__(
+        self, results: dict[str, int | None] | None = None, calls: dict[str, int | None] | None = None,
+        names: dict[str, str] | None = None,
+    ) -> None:
+        _set(self, "results", {} if results is None else results)
+        _set(self, "calls", {} if calls is None else calls)
+        _set(self, "names", {} if names is None else names)
 
 
-@dataclass(frozen=True)
-class Entry:
+_NO_LINKS = Links()
+
+
+class Entry(Frozen):
     """What to draw for one row: the view and how."""
 
+    __slots__ = ("view", "number", "expanded", "term", "links", "record_size", "markdown", "results", "calls", "when")
     view: View
     number: int | None  # the true line number (None while the index is being built)
-    expanded: bool = False
-    term: str = ""
-    links: Links = Links()
-    record_size: int | None = None
-    markdown: bool = True  # user and assistant text drawn as Markdown (m shows it raw)
-    results: dict[str, tuple[int | None, ToolResult]] = field(default_factory=dict)  # call id -> (line, result): drawn under the unfolded call
-    calls: dict[str, ToolCall] = field(default_factory=dict)  # result's call id -> the call (how to read the result)
-    when: str = ""  # its time: "+12:03" from the start, a gap before it, a call's duration (timing)
+    expanded: bool
+    term: str
+    links: Links
+    record_size: int | None
+    markdown: bool  # user and assistant text drawn as Markdown (m shows it raw)
+    results: dict[str, tuple[int | None, ToolResult]]  # call id -> (line, result): drawn under the unfolded call
+    calls: dict[str, ToolCall]  # result's call id -> the call (how to read the result)
+    when: str  # its time: "+12:03" from the start, a gap before it, a call's duration (timing)
+
+    def __init__(
+        self, view: View, number: int | None, expanded: bool = False, term: str = "", links: Links = _NO_LINKS,
+        record_size: int | None = None, markdown: bool = True,
+        results: dict[str, tuple[int | None, ToolResult]] | None = None, calls: dict[str, ToolCall] | None = None,
+        when: str = "",
+    ) -> None:
+        _set(self, "view", view)
+        _set(self, "number", number)
+        _set(self, "expanded", expanded)
+        _set(self, "term", term)
+        _set(self, "links", links)
+        _set(self, "record_size", record_size)
+        _set(self, "markdown", markdown)
+        _set(self, "results", {} if results is None else results)
+        _set(self, "calls", {} if calls is None else calls)
+        _set(self, "when", when)
 
 
 def number_label(number: int | None) -> str:

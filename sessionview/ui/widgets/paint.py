@@ -8,7 +8,6 @@ into plain ``rich.text.Text`` objects: no markup is ever parsed, no control sequ
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from rich.console import Console
@@ -19,6 +18,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from sessionview.core.text import escape_control
+from sessionview.core.values import Value
 from sessionview.core.view.humanize import human_size
 
 COMPONENT_RULES = """
@@ -88,13 +88,18 @@ ROLE_CLASS = {
 TAB = 4
 
 
-@dataclass
-class Palette:
+class Palette(Value):
     """Rich styles for the transcript's parts, read from the widget's component classes."""
 
+    __slots__ = ("base", "styles", "code_theme")
     base: Style
-    styles: dict[str, Style] = field(default_factory=dict)
-    code_theme: str = "monokai"  # the pygments theme of highlighted code (Rich Syntax)
+    styles: dict[str, Style]
+    code_theme: str  # the pygments theme of highlighted code (Rich Syntax)
+
+    def __init__(self, base: Style, styles: dict[str, Style] | None = None, code_theme: str = "monokai") -> None:
+        self.base = base
+        self.styles = {} if styles is None else styles
+        self.code_theme = code_theme
 
     def __getitem__(self, name: str) -> Style:
         return self.styles.get(name, Style())
