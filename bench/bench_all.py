@@ -325,7 +325,7 @@ class Bench:
             # turns to go first (toolong last): the machine's drift and the state of its memory (a launch right
             # after another process freed a lot of it starts faster) then fall on both sides alike.
             firsts: dict[str, list[dict]] = {label: [] for label in viewers}
-            for i in range(self.a.runs):
+            for i in range(self.a.first_runs or self.a.runs):
                 order = ["textual-floor", "sessionview"] if i % 2 == 0 else ["sessionview", "textual-floor"]
                 for label in order + [v for v in viewers if v not in order]:
                     firsts[label].append(self.tui_run(label, viewers[label], first_file, 1, f"{label}-first-{i}"))
@@ -514,6 +514,9 @@ def main() -> None:
     ap.add_argument("--tail-size", default="100M", help="the session followed for tail latency and the live agent")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--rows", default="ops,check,parse,show,tui")
+    ap.add_argument("--first-runs", type=int, default=9,
+                    help="rounds of the first screen (each viewer launched once a round; 0: --runs): one launch of the same "
+                    "code took 0.45-0.66 s in ten in a row on this machine, too wide for a median of 3")
     ap.add_argument("--follow-s", type=float, default=20.0, help="seconds the live agent appends")
     ap.add_argument("--follow-runs", type=int, default=3, help="rounds of the tail and the following (each viewer once a round)")
     ap.add_argument("--data-dir", default=os.environ.get("SV_BENCH_DIR") or os.path.join(HERE, "data"))
