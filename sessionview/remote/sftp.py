@@ -177,10 +177,13 @@ class SftpAccess:
         handle = opened.handle  # (once: another thread may close the file meanwhile, which sets it to None)
         if handle is None:
             return _stat_of(await self.sftp.stat(path), OTHER_FILE)
-        at_path, of_handle = await asyncio.gather(self.sftp.stat(path), handle.stat())
-        if _same(at_path, of_handle):
-            return _stat_of(at_path, opened.ident)
-        again = await handle.stat()
+        try:
+            at_path, of_handle = await asyncio.gather(self.sftp.stat(path), handle.stat())
+            if _same(at_path, of_handle):
+                return _stat_of(at_path, opened.ident)
+            again = await handle.stat()
+        except ValueError:  # asyncssh: "I/O operation on closed file" (closed after the handle was read above)
+            return _stat_of(await self.sftp.stat(path), OTHER_FILE)
         if _same(again, of_handle):
             return _stat_of(at_path, OTHER_FILE)  # the opened file did not change: the path holds another one
         return _stat_of(at_path, opened.ident)  # the opened file is changing; look again next time

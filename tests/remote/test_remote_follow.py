@@ -200,3 +200,13 @@ def test_a_stat_against_a_file_closed_meanwhile_is_a_plain_stat(sshd, access):
     opened.close()
     st = access._call(access._stat_against(str(path), opened), str(path))
     assert st.st_size == path.stat().st_size and (st.st_dev, st.st_ino) == (0, 0)  # sftp.OTHER_FILE
+
+
+def test_a_stat_against_a_handle_closed_under_it_is_a_plain_stat(sshd, access):
+    # closed after _stat_against read the handle: asyncssh raises ValueError, not an OSError
+    path = sshd.sessions / "closed-under.jsonl"
+    path.write_bytes(line("user", "go"))
+    opened = access.open(str(path))
+    access._call(opened.handle.close(), str(path))  # the handle closed, the SftpFile not told
+    st = access._call(access._stat_against(str(path), opened), str(path))
+    assert st.st_size == path.stat().st_size and (st.st_dev, st.st_ino) == (0, 0)  # sftp.OTHER_FILE
