@@ -516,7 +516,7 @@ def main() -> None:
     ap.add_argument("--rows", default="ops,check,parse,show,tui")
     ap.add_argument("--first-runs", type=int, default=9,
                     help="rounds of the first screen (each viewer launched once a round; 0: --runs): one launch of the same "
-                    "code took 0.45-0.66 s in ten in a row on this machine, too wide for a median of 3")
+                    "code took 0.49-0.66 s in ten in a row on this machine, too wide for a median of 3")
     ap.add_argument("--follow-s", type=float, default=20.0, help="seconds the live agent appends")
     ap.add_argument("--follow-runs", type=int, default=3, help="rounds of the tail and the following (each viewer once a round)")
     ap.add_argument("--data-dir", default=os.environ.get("SV_BENCH_DIR") or os.path.join(HERE, "data"))

@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-
 from sessionview.core.doc.model import Kind, View
 from sessionview.core.values import Frozen
+
+_set = object.__setattr__
 
 
 class Filter(Frozen):
@@ -17,8 +18,8 @@ class Filter(Frozen):
     tools: frozenset[str]
 
     def __init__(self, roles: frozenset[str] = frozenset(), tools: frozenset[str] = frozenset()) -> None:
-        object.__setattr__(self, "roles", roles)
-        object.__setattr__(self, "tools", tools)
+        _set(self, "roles", roles)
+        _set(self, "tools", tools)
 
     @property
     def active(self) -> bool:
