@@ -143,7 +143,7 @@ async def test_a_conflict_kept_for_later_is_applied_again_with_a(brute):
         await modal(pilot, ConflictScreen)
         await pilot.press("escape")
         await settled(pilot, screen)
-        await wait_for(pilot, lambda: "a Apply again" in all_text(app).splitlines()[-1], what="the key in the footer")
+        await wait_for(pilot, lambda: "a Apply again" in all_text(app).splitlines()[-1], what=lambda: f"the key in the footer, on {all_text(app).splitlines()[-1]!r}")
         assert screen.state == "live"  # the file was just replaced: a live session asks first
         await pilot.press("a")
         await modal(pilot, ConfirmScreen)
@@ -170,7 +170,7 @@ async def test_an_agent_writing_its_memory_back_is_detected_as_overwritten(brute
         await wait_for(pilot, lambda: screen.pending_change is not None, what="overwritten")
         assert "overwritten" in screen.edit_status and "overwritten" in notes(app)
         await wait_for(pilot, lambda: len(screen.model) == 12, what="the agent's file shown")
-        await wait_for(pilot, lambda: "a Apply again" in all_text(app).splitlines()[-1], what="the key in the footer")
+        await wait_for(pilot, lambda: "a Apply again" in all_text(app).splitlines()[-1], what=lambda: f"the key in the footer, on {all_text(app).splitlines()[-1]!r}")
         assert "overwritten: edit #6" in all_text(app)
         await pilot.press("a")
         await modal(pilot, ConfirmScreen)  # the file just changed: the session is live

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from textual.screen import ModalScreen
 from textual.widgets._footer import FooterKey
 
 from sessionview.ui.app import SessionViewApp
@@ -67,6 +68,32 @@ async def test_the_footer_keeps_its_keys_until_they_change(tmp_path: Path):
         screen.state = "error"  # nothing could be opened: the edit keys go, and the footer shows that
         await wait_for(pilot, lambda: not any(k.description == "Edit" for k in footer.query(FooterKey)), what="a rebuilt footer")
         assert footer.query(FooterKey) and not any(k in keys for k in footer.query(FooterKey))
+
+
+class DroppingDialog(ModalScreen):
+    """A dialog dismissed before it refreshed: what Textual queued on it, to run after its refresh, never runs
+    (``call_after_refresh`` from any widget queues on the app's current screen)."""
+
+    def _invoke_later(self, callback, sender) -> None:
+        pass
+
+
+async def test_the_footer_follows_its_screen_under_a_dialog_that_drops_what_was_queued_on_it(tmp_path: Path):
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(record({"role": "user", "content": "hello"}) + record({"role": "assistant", "content": "hi"}))
+    app = SessionViewApp(p, clock=fixed_clock)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        footer = screen.query_one(SessionFooter)
+        await wait_for(pilot, lambda: any(k.description == "Edit" for k in footer.query(FooterKey)), what="the footer's keys")
+        state = screen.state
+        app.push_screen(DroppingDialog())
+        await wait_for(pilot, lambda: isinstance(app.screen, DroppingDialog), what="the dialog")
+        screen.state = "error"  # the edit keys go while the dialog is up
+        await wait_for(pilot, lambda: not any(k.description == "Edit" for k in footer.query(FooterKey)), what="the footer rebuilt under the dialog")
+        app.pop_screen()
+        screen.state = state  # and come back: the footer is not stuck on a rebuild that never ran
+        await wait_for(pilot, lambda: any(k.description == "Edit" for k in footer.query(FooterKey)), what="the keys back")
 
 
 async def test_the_index_starts_after_the_first_frame(tmp_path: Path, monkeypatch):

@@ -53,14 +53,15 @@ def brute(tmp_path: Path) -> Path:
     return place(FIXTURES / "brute-session.jsonl", tmp_path, 3600)
 
 
-async def wait_for(pilot, predicate: Callable[[], object], timeout: float = 10.0, what: str = "") -> None:
-    """Let the app run until ``predicate()`` holds (bounded; fails with ``what`` otherwise)."""
+async def wait_for(pilot, predicate: Callable[[], object], timeout: float = 10.0, what: str | Callable[[], str] = "") -> None:
+    """Let the app run until ``predicate()`` holds (bounded; fails with ``what`` otherwise: a callable
+    ``what`` is asked then, to say what the screen showed)."""
     deadline = time.monotonic() + timeout
     while True:
         if predicate():
             return
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or predicate}")
+            raise AssertionError(f"timed out waiting for {(what() if callable(what) else what) or predicate}")
         await pilot.pause(0.01)
 
 
@@ -78,7 +79,7 @@ async def after_workers(
     while not predicate():
         left = deadline - time.monotonic()
         if left <= 0:
-            raise AssertionError(f"timed out waiting for {what or predicate}")
+            raise AssertionError(f"timed out waiting for {(what() if callable(what) else what) or predicate}")
         busy = [w for w in app.workers if w.group in groups and w.is_running]
         if busy:
             await asyncio.wait_for(app.workers.wait_for_complete(busy), left)

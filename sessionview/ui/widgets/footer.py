@@ -3,7 +3,7 @@ changed.
 
 Textual's footer removes and mounts all its keys again each time the screen's bindings are refreshed, which
 the session screen does whenever its state changes (opening, live, idle, …) and several times while it
-starts. This one rebuilds once per frame at most, and only when the keys shown, their descriptions or
+starts. This one rebuilds once per burst of refreshes at most, and only when the keys shown, their descriptions or
 whether they are enabled differ from what is on screen. It is built first after :meth:`release` (the session
 screen releases it once the transcript's first frame is drawn) or after ``HOLD`` seconds, so that the keys do
 not delay the first screen. The session screen mounts it only then (:func:`mount_in`): its first frame
@@ -51,7 +51,9 @@ class SessionFooter(Footer):
         if self._held or not screen.app.app_focus or not self.is_attached or screen is not self.screen or self._due:
             return
         self._due = True
-        self.call_after_refresh(self._rebuild)
+        # its own queue, not call_after_refresh: Textual queues that on the app's current screen, and a dialog
+        # that covers this screen and is dismissed before it refreshes drops it (and _due would hold forever)
+        self.call_later(self._rebuild)
 
     def _signature(self) -> tuple:
         palette = self.app.COMMAND_PALETTE_BINDING
