@@ -65,6 +65,18 @@ def test_too_deep_is_found_by_a_byte_scan_without_recursion():
     assert parse_record(b'{"s":"' + b"[" * 5000 + b'"}').status is Status.OK
 
 
+def test_without_counted_quotes_the_bytes_orjson_writes_prove_no_duplicate_and_others_take_the_exact_test():
+    assert parse_record(b'{"role":"user","content":"a \\"quote\\""}').status is Status.OK  # orjson's own bytes
+    assert parse_record(b'{"role": "user", "content": "hi"}').status is Status.OK  # not orjson's: the count decides
+    assert parse_record(b'{"role":"user","role":"user"}').status is Status.DUPLICATE_KEYS
+    assert parse_record(b'{"a":{"k":1,"k":1}}').status is Status.DUPLICATE_KEYS
+    # nested deeper than orjson writes (255) but not than the limit (512): no dumps, the exact test, OK
+    deep = b'{"k":' * 300 + b"1" + b"}" * 300
+    p = parse_record(deep)
+    assert p.status is Status.OK and p.depth_bound == 300
+    assert parse_record(b'{"k":' * 299 + b'{"k":1,"k":1' + b"}" * 300).status is Status.DUPLICATE_KEYS
+
+
 def test_oversized_is_never_parsed():
     raw = b'{"s":"' + b"x" * 100 + b'"}'
     p = parse_record(raw, cap=50)

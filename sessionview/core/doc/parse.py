@@ -248,8 +248,13 @@ def _parse(raw: bytes, terminated: bool, cap: int, max_depth: int, quotes: int =
         strings, floats, containers = _shape(value)
         if floats and _BIG_DIGITS.search(raw):
             raise ValueError("integer beyond 64 bits")
-        if quotes == 2 * strings and containers <= max_depth:  # the common case, when the quotes were counted
-            return Parsed(_OK, value, "", (), size, containers)
+        if containers <= max_depth:
+            if quotes == 2 * strings:  # the common case, when the quotes were counted
+                return Parsed(_OK, value, "", (), size, containers)
+            # not counted: the bytes orjson writes for the value hold each of its keys once (a third of the cost
+            # of the count and the exact test, on the bench sessions; a record written otherwise takes those)
+            if quotes < 0 and _canonical(value, raw):
+                return Parsed(_OK, value, "", (), size, containers)
     except (orjson.JSONDecodeError, ValueError) as first_error:
         if _brackets(raw) > max_depth and nesting_depth(raw) > max_depth:
             return Parsed(Status.TOO_DEEP, error=f"nesting deeper than {max_depth}", size=size)
@@ -284,6 +289,17 @@ def _parse(raw: bytes, terminated: bool, cap: int, max_depth: int, quotes: int =
 
 _loads = orjson.loads
 _OK = Status.OK
+
+
+def _canonical(value: Any, raw: bytes) -> bool:
+    """Whether ``raw`` is what ``orjson.dumps`` writes for ``value`` (its parse): then no key of it is repeated."""
+    try:
+        return _dumps(value) == raw
+    except orjson.JSONEncodeError:  # nested deeper than orjson writes
+        return False
+
+
+_dumps = orjson.dumps
 
 
 def unescaped_quotes(raw: bytes) -> int:
