@@ -15,7 +15,7 @@ from sessionview.core.session import open_session
 from sessionview.ui.dialogs.confirm import ConfirmScreen, PreviewScreen
 from sessionview.ui.dialogs.edit import EditorScreen
 from sessionview.ui.dialogs.help import HelpScreen
-from uihelpers import FIXTURES, SIZE, all_text, place, wait_for
+from uihelpers import FIXTURES, SIZE, all_text, footer_line, place, wait_for
 from edithelpers import make_app, modal, notes, opened, saved, select, settled
 
 BRUTE = FIXTURES / "brute-session.jsonl"
@@ -214,7 +214,7 @@ async def test_read_only_mode_hides_every_write_action(brute):
     app = make_app(brute, read_only=True)
     async with app.run_test(size=SIZE) as pilot:
         screen = await opened(pilot)
-        footer = all_text(app).splitlines()[-1]
+        footer = footer_line(app)
         assert "Search" in footer and "Edit" not in footer and "Delete" not in footer and "Compact" not in footer
         commands = [c.title for c in app.get_system_commands(screen)]
         for hidden in ("Edit", "Edit in $EDITOR", "Delete", "Truncate after", "Mark range", "Compact", "Undo", "Redo"):
@@ -249,8 +249,8 @@ async def test_keys_help_and_palette_list_the_editing_actions(brute):
     app = make_app(brute)
     async with app.run_test(size=SIZE) as pilot:
         screen = await opened(pilot)
-        await wait_for(pilot, lambda: "e Edit" in all_text(app).splitlines()[-1], what="the footer")
-        footer = all_text(app).splitlines()[-1]
+        await wait_for(pilot, lambda: "e Edit" in footer_line(app), what="the footer")
+        footer = footer_line(app)
         for hint in ("e Edit", "d Delete", "v Mark range", "c Compact", "u Undo", "i Detail"):
             assert hint in footer, hint
         commands = [c.title for c in app.get_system_commands(screen)]
@@ -289,7 +289,7 @@ async def test_the_keymap_rebinds_the_editing_actions(brute, tmp_path, monkeypat
     app = make_app(brute)
     async with app.run_test(size=SIZE) as pilot:
         screen = await opened(pilot)
-        footer = all_text(app).splitlines()[-1]
+        footer = footer_line(app)
         assert "^e Edit" in footer and "x Delete" in footer and "V Mark range" in footer
         await pilot.press("G", "V")
         assert screen.transcript.range_anchor == 11

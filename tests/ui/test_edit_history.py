@@ -10,7 +10,7 @@ from textual.widgets import DataTable
 from sessionview.core.store import backups
 from sessionview.ui.dialogs.confirm import ConfirmScreen, PreviewScreen
 from sessionview.ui.dialogs.history import HistoryScreen
-from uihelpers import SIZE, all_text, wait_for
+from uihelpers import SIZE, all_text, footer_line, wait_for
 from edithelpers import make_app, modal, notes, opened, saved, select, settled
 
 
@@ -111,7 +111,7 @@ async def test_history_screen_in_read_only_mode_browses_only(brute):
         screen = await opened(pilot)
         await pilot.press("H")
         hs = await modal(pilot, HistoryScreen)
-        assert "no backups of this file yet" in all_text(app) and "Restore" not in all_text(app).splitlines()[-1]
+        assert "no backups of this file yet" in all_text(app) and "Restore" not in footer_line(app)
         await pilot.press("r")
         await pilot.pause()
         assert app.screen is hs

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from sessionview.ui.dialogs.confirm import ConfirmScreen, ConflictScreen, PreviewScreen
 from sessionview.ui.dialogs.edit import EditorScreen
-from uihelpers import SIZE, all_text, wait_for
+from uihelpers import SIZE, all_text, footer_line, wait_for
 from edithelpers import flat, line, make_app, modal, notes, opened, saved, select, settled
 
 
@@ -48,6 +48,12 @@ async def edit_six(pilot, screen, confirm_live: bool = False) -> None:
     ed.text_area.load_text('{"role": "user", "content": "Now read README.md twice"}')
     await pilot.press("ctrl+s")
 
+
+
+async def apply_again_shown(pilot) -> None:
+    """Until the footer offers ``a Apply again`` (failing with the footer it showed)."""
+    app = pilot.app
+    await wait_for(pilot, lambda: "a Apply again" in footer_line(app), what=lambda: f"the key in the footer, on {footer_line(app)!r}")
 
 async def test_a_live_session_warns_before_an_edit(brute):
     before = brute.read_bytes()
@@ -143,7 +149,7 @@ async def test_a_conflict_kept_for_later_is_applied_again_with_a(brute):
         await modal(pilot, ConflictScreen)
         await pilot.press("escape")
         await settled(pilot, screen)
-        await wait_for(pilot, lambda: "a Apply again" in all_text(app).splitlines()[-1], what=lambda: f"the key in the footer, on {all_text(app).splitlines()[-1]!r}")
+        await apply_again_shown(pilot)
         assert screen.state == "live"  # the file was just replaced: a live session asks first
         await pilot.press("a")
         await modal(pilot, ConfirmScreen)
@@ -151,7 +157,7 @@ async def test_a_conflict_kept_for_later_is_applied_again_with_a(brute):
         await modal(pilot, PreviewScreen)
         await pilot.press("y")
         await saved(pilot, screen, "edit #6 (applied again)")
-        await wait_for(pilot, lambda: "Apply again" not in all_text(app).splitlines()[-1], what="the key gone")
+        await wait_for(pilot, lambda: "Apply again" not in footer_line(app), what="the key gone")
     assert lines_of(brute) == rewritten[:6] + [EDITED] + rewritten[7:]
 
 
@@ -170,7 +176,7 @@ async def test_an_agent_writing_its_memory_back_is_detected_as_overwritten(brute
         await wait_for(pilot, lambda: screen.pending_change is not None, what="overwritten")
         assert "overwritten" in screen.edit_status and "overwritten" in notes(app)
         await wait_for(pilot, lambda: len(screen.model) == 12, what="the agent's file shown")
-        await wait_for(pilot, lambda: "a Apply again" in all_text(app).splitlines()[-1], what=lambda: f"the key in the footer, on {all_text(app).splitlines()[-1]!r}")
+        await apply_again_shown(pilot)
         assert "overwritten: edit #6" in all_text(app)
         await pilot.press("a")
         await modal(pilot, ConfirmScreen)  # the file just changed: the session is live

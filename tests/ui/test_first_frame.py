@@ -25,6 +25,16 @@ def entry_text(screen, number: int) -> str:
     return "\n".join(plain_lines(t.entry_lines(screen.model.row_of(number))))
 
 
+def two_messages(tmp_path: Path) -> Path:
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(record({"role": "user", "content": "hello"}) + record({"role": "assistant", "content": "hi"}))
+    return p
+
+
+def has_edit(footer: SessionFooter) -> bool:
+    return any(k.description == "Edit" for k in footer.query(FooterKey))
+
+
 async def opened(pilot):
     app = pilot.app
     await wait_for(pilot, lambda: getattr(app.screen, "model", None) is not None and app.screen.model.indexed, what="the index")
@@ -52,9 +62,7 @@ async def test_a_result_that_arrives_later_links_its_call_and_leaves_the_other_e
 
 
 async def test_the_footer_keeps_its_keys_until_they_change(tmp_path: Path):
-    p = tmp_path / "s.jsonl"
-    p.write_bytes(record({"role": "user", "content": "hello"}) + record({"role": "assistant", "content": "hi"}))
-    app = SessionViewApp(p, clock=fixed_clock)
+    app = SessionViewApp(two_messages(tmp_path), clock=fixed_clock)
     async with app.run_test(size=SIZE) as pilot:
         screen = await opened(pilot)
         footer = screen.query_one(SessionFooter)
@@ -66,7 +74,7 @@ async def test_the_footer_keeps_its_keys_until_they_change(tmp_path: Path):
         await pilot.pause()
         assert list(footer.query(FooterKey)) == keys
         screen.state = "error"  # nothing could be opened: the edit keys go, and the footer shows that
-        await wait_for(pilot, lambda: not any(k.description == "Edit" for k in footer.query(FooterKey)), what="a rebuilt footer")
+        await wait_for(pilot, lambda: not has_edit(footer), what="a rebuilt footer")
         assert footer.query(FooterKey) and not any(k in keys for k in footer.query(FooterKey))
 
 
@@ -79,21 +87,19 @@ class DroppingDialog(ModalScreen):
 
 
 async def test_the_footer_follows_its_screen_under_a_dialog_that_drops_what_was_queued_on_it(tmp_path: Path):
-    p = tmp_path / "s.jsonl"
-    p.write_bytes(record({"role": "user", "content": "hello"}) + record({"role": "assistant", "content": "hi"}))
-    app = SessionViewApp(p, clock=fixed_clock)
+    app = SessionViewApp(two_messages(tmp_path), clock=fixed_clock)
     async with app.run_test(size=SIZE) as pilot:
         screen = await opened(pilot)
         footer = screen.query_one(SessionFooter)
-        await wait_for(pilot, lambda: any(k.description == "Edit" for k in footer.query(FooterKey)), what="the footer's keys")
+        await wait_for(pilot, lambda: has_edit(footer), what="the footer's keys")
         state = screen.state
         app.push_screen(DroppingDialog())
         await wait_for(pilot, lambda: isinstance(app.screen, DroppingDialog), what="the dialog")
         screen.state = "error"  # the edit keys go while the dialog is up
-        await wait_for(pilot, lambda: not any(k.description == "Edit" for k in footer.query(FooterKey)), what="the footer rebuilt under the dialog")
+        await wait_for(pilot, lambda: not has_edit(footer), what="the footer rebuilt under the dialog")
         app.pop_screen()
         screen.state = state  # and come back: the footer is not stuck on a rebuild that never ran
-        await wait_for(pilot, lambda: any(k.description == "Edit" for k in footer.query(FooterKey)), what="the keys back")
+        await wait_for(pilot, lambda: has_edit(footer), what="the keys back")
 
 
 async def test_the_index_starts_after_the_first_frame(tmp_path: Path, monkeypatch):

@@ -53,15 +53,19 @@ def brute(tmp_path: Path) -> Path:
     return place(FIXTURES / "brute-session.jsonl", tmp_path, 3600)
 
 
+def _timed_out(what: str | Callable[[], str], predicate: Callable[[], object]) -> AssertionError:
+    """The failure of a wait for ``what``: a string, or a callable asked now (to say what the screen showed)."""
+    return AssertionError(f"timed out waiting for {(what() if callable(what) else what) or predicate}")
+
+
 async def wait_for(pilot, predicate: Callable[[], object], timeout: float = 10.0, what: str | Callable[[], str] = "") -> None:
-    """Let the app run until ``predicate()`` holds (bounded; fails with ``what`` otherwise: a callable
-    ``what`` is asked then, to say what the screen showed)."""
+    """Let the app run until ``predicate()`` holds (bounded; fails with ``what`` otherwise)."""
     deadline = time.monotonic() + timeout
     while True:
         if predicate():
             return
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {(what() if callable(what) else what) or predicate}")
+            raise _timed_out(what, predicate)
         await pilot.pause(0.01)
 
 
@@ -70,7 +74,8 @@ FINITE_WORKERS = ("open", "index", "stats", "search", "filter", "overwritten")
 
 
 async def after_workers(
-    pilot, predicate: Callable[[], object], timeout: float = 10.0, what: str = "", groups: tuple[str, ...] = FINITE_WORKERS
+    pilot, predicate: Callable[[], object], timeout: float = 10.0, what: str | Callable[[], str] = "",
+    groups: tuple[str, ...] = FINITE_WORKERS,
 ) -> None:
     """Until ``predicate()`` holds, waiting for the app's running workers of ``groups`` to complete and
     their messages to be handled, which may start the next ones (open, then index, then stats). Bounded."""
@@ -79,7 +84,7 @@ async def after_workers(
     while not predicate():
         left = deadline - time.monotonic()
         if left <= 0:
-            raise AssertionError(f"timed out waiting for {(what() if callable(what) else what) or predicate}")
+            raise _timed_out(what, predicate)
         busy = [w for w in app.workers if w.group in groups and w.is_running]
         if busy:
             await asyncio.wait_for(app.workers.wait_for_complete(busy), left)
@@ -92,3 +97,8 @@ def all_text(app) -> str:
     """Every character currently on screen, one line per row (the one private Textual API the tests use:
     the screen's compositor, as Textual's own tests do)."""
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+def footer_line(app) -> str:
+    """The screen's last row: the footer's keys."""
+    return all_text(app).splitlines()[-1]
