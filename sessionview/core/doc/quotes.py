@@ -131,7 +131,7 @@ class QuoteHelper:
         self.first = first
         lines = len(source.starts) - first
         ints = _HEAD + SLOTS + lines
-        self._base = 4 * ints  # the slots' bytes follow the ints
+        self._base = 4 * ints  # the ring follows the ints
         self._cell = cell = CELL
         # anonymous and shared: zeros (touched pages only); a block that wraps goes on past the ring's end
         self._ring = ring = SLOTS * cell
@@ -224,7 +224,7 @@ class QuoteHelper:
 #: it went by
 _served: Callable[[int, int], None] | None = None
 
-_HEAD = 2  # the shared ints before the slots' tags: [the first line of the reader's block, unused]
+_HEAD = 2  # the shared ints before the cells' tags: [the first line of the reader's block, unused]
 _AT = 0
 
 
