@@ -135,15 +135,17 @@ def _served_blocks(monkeypatch) -> tuple[int, int]:
     return r, w
 
 
-def _wait_served(r: int, want: int) -> None:
-    """Until the helper has handed over the block that starts at line ``want``."""
+def _wait_served(r: int, want: int | None = None, after: int | None = None) -> int:
+    """Until the helper has handed over the block that starts at line ``want`` (or the first block after line
+    ``after``): that block's first line."""
     while True:
         ready, _, _ = select.select([r], [], [], 60)
         assert ready, "the helper handed over no block for a minute"
         got = os.read(r, 8)
         assert len(got) == 8, "the helper is gone"
-        if int.from_bytes(got, "little") == want:
-            return
+        i = int.from_bytes(got, "little")
+        if i == want or (after is not None and i > after):
+            return i
 
 
 def _to_helper_start(s: JsonlSession) -> tuple[int, list]:

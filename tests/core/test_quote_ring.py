@@ -6,13 +6,13 @@ import os
 import random
 import select
 
-from test_quote_helper import _children, _helper_on, _hostile_lines, _served_blocks, needs_fork
+from test_quote_helper import _children, _helper_on, _hostile_lines, _served_blocks, _wait_served, needs_fork
 
 from sessionview.core.doc import quotes
 from sessionview.core.session import JsonlSession
 
 
-def _long(rnd: random.Random, size: int, repeated: bool) -> bytes:
+def _long(size: int, repeated: bool) -> bytes:
     """A line of about ``size`` bytes, dense with escaped quotes and backslashes; ``repeated``: a key twice."""
     body = b'\\"q\\" \\\\ x' * (size // 10)
     tail = b',"role":"tool"' if repeated else b""
@@ -26,11 +26,11 @@ def _lines(seed: int, longer: bool) -> list[bytes]:
     out: list[bytes] = []
     while len(out) < 1500:
         if rnd.random() < 0.08:  # a line of one to five cells
-            out.append(_long(rnd, rnd.randint(cell, 5 * cell), rnd.random() < 0.3))
+            out.append(_long(rnd.randint(cell, 5 * cell), rnd.random() < 0.3))
         else:
             out.append(next(short))
     if longer:
-        out[700] = _long(rnd, quotes.SLOTS * cell + 5000, True)  # longer than the ring
+        out[700] = _long(quotes.SLOTS * cell + 5000, True)  # longer than the ring
     return out
 
 
@@ -54,13 +54,15 @@ def _in_lockstep(monkeypatch) -> tuple[list[tuple[int, int]], list[int]]:
     served: list[tuple[int, int]] = []
     posted: list[int] = []
     firsts: list[int] = []
+    every: dict[int, dict[int, tuple[int, int]]] = {}  # a helper's first line: its blocks
     real = quotes.QuoteHelper.post
 
     def post(self, i):
         if self.first not in firsts:
             firsts.append(self.first)
+            every[self.first] = _blocks(self.source.starts, self.source.size, self.first)
         ring = quotes.SLOTS * quotes.CELL
-        blocks = _blocks(self.source.starts, self.source.size, self.first)
+        blocks = every[self.first]
         reading = self.source.starts[max(posted[-1] if posted else 0, self.first)]
         if i in blocks:
             start, end = blocks[i]
@@ -128,14 +130,9 @@ def test_a_block_longer_than_the_ring_is_left_to_the_reader_and_the_helper_goes_
     after = quotes.block_end(starts, 701, cell)
     views = [s.view(n, keep=False) for n in range(1, after + 1)]  # through line 701's block: the reader posted 701
     os.close(w)
-    while True:  # the first block the helper hands over after the long line (the one after 701's, or the next,
-        ready, _, _ = select.select([r], [], [], 60)  # as the helper was at the reader's block or behind it)
-        assert ready, "the helper handed over no block after the long line for a minute"
-        got = os.read(r, 8)
-        assert len(got) == 8, "the helper is gone"
-        served = int.from_bytes(got, "little")
-        if served > 701:
-            break
+    # the first block the helper hands over after the long line (the one after 701's, or the next, as the helper
+    # was at the reader's block or behind it)
+    served = _wait_served(r, after=701)
     os.close(r)
     views += [s.view(n, keep=False) for n in range(after + 1, len(s) + 1)]
     assert served in taken

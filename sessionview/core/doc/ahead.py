@@ -92,12 +92,12 @@ class LinesAhead:
         stop = _quotes.block_end(starts, i, window)
         start = starts[i]
         end = starts[stop] if stop < count else source.size
+        helper = self._helper
         # a helper hands over blocks up to its ring's size; without one, a window's lines may end three windows on
-        whole = end - start <= (_quotes.SLOTS * window if self._helper is not None else 3 * window)
+        whole = end - start <= (helper.ring if helper is not None else 3 * window)
         if not whole:  # a long line ends the block: the lines that fit the window (or line i alone)
             stop = max(bisect.bisect_right(starts, start + window, i + 1, count) - 1, i + 1)
             end = starts[stop] if stop < count else source.size
-        helper = self._helper
         taken = None
         if helper is not None:
             helper.post(i)

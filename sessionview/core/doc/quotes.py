@@ -134,7 +134,8 @@ class QuoteHelper:
         self._base = 4 * ints  # the ring follows the ints
         self._cell = cell = CELL
         # anonymous and shared: zeros (touched pages only); a block that wraps goes on past the ring's end
-        self._ring = ring = SLOTS * cell
+        #: the ring's bytes: the longest block handed over (LinesAhead reads a block up to this long at once)
+        self.ring = ring = SLOTS * cell
         self._map = mmap.mmap(-1, self._base + 2 * ring)
         self._ints = memoryview(self._map)[: self._base].cast("i")
         self._tags = self._ints[_HEAD : _HEAD + SLOTS]
@@ -151,7 +152,7 @@ class QuoteHelper:
             code = 0
             try:
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
-                _serve(source, first, self._ints, self._map, self._base, cell, self._owner)
+                _serve(source, first, self._ints, self._map, self._base, cell, ring, self._owner)
             except BaseException:  # noqa: BLE001 - the file changed (a short read): the reader reads itself
                 code = 1
             finally:
@@ -177,7 +178,7 @@ class QuoteHelper:
                 tags = self._tags
                 if tags[slot] != i + 1:
                     return None
-                offset = self._base + start % self._ring
+                offset = self._base + start % self.ring
                 data = self._map[offset : offset + size]
                 counts = self._counts[i - self.first : stop - self.first].tolist()
                 if tags[slot] != i + 1:  # overwritten while copied (never, by the ring's rule: but proven here)
@@ -228,11 +229,12 @@ _HEAD = 2  # the shared ints before the cells' tags: [the first line of the read
 _AT = 0
 
 
-def _serve(source: Source, first: int, ints: memoryview, shared: mmap.mmap, base: int, grid: int, reader: int) -> None:
+def _serve(
+    source: Source, first: int, ints: memoryview, shared: mmap.mmap, base: int, grid: int, ring: int, reader: int,
+) -> None:
     starts = source.starts
     count = len(starts)
     size = source.size
-    ring = SLOTS * grid
     tags = ints[_HEAD : _HEAD + SLOTS]
     counts = ints[_HEAD + SLOTS :]
     i = block_end(starts, first, grid)  # the block after the reader's
